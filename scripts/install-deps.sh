@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every Debian package FlashPS needs to build, test and run. Idempotent: safe to re-run.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libtorch-dev            # LibTorch 1.13 (CPU): the tensor library
+  libopenblas0-openmp     # fast BLAS for LibTorch; without it the reference BLAS is ~15x slower
+  libsqlite3-dev          # activation store index
+  libxxhash-dev           # checksums of stored activations
+  nlohmann-json3-dev      # config.json, cases.json, manifests
+  libcli11-dev            # the flashps CLI
+  catch2                  # tests (v2)
+  libpng-dev libjpeg-dev  # image IO
+  qt6-base-dev            # desktop app
+  libdnnl-dev             # oneDNN sgemm: ~6x faster fp32 linear layers than OpenBLAS here
+  clang libclang-rt-14-dev  # libFuzzer targets for the untrusted-file parsers
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+echo "install-deps: installing ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,12 @@
+// Reading JSON files (diffusers config.json, fixtures' cases.json, manifests) with errors that
+// name the file and the key.
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+namespace flashps {
+
+// Parses a whole file; throws Error("<path>: <problem>") if unreadable or not valid JSON.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace flashps

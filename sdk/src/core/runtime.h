@@ -1,0 +1,17 @@
+// Process-wide runtime set-up: LibTorch's thread count (it defaults to one here) and a malloc
+// configuration that keeps freed memory instead of returning LibTorch's large buffers to the OS
+// after every op (page faults otherwise dominate CPU run time).
+#pragma once
+
+namespace flashps {
+
+struct RuntimeOptions {
+  int num_threads = 0;           // 0: all hardware threads
+  bool keep_freed_memory = true;  // mallopt tuning; off to measure the default allocator
+};
+
+// Idempotent; call once before the first model runs (front ends do, the SDK calls it lazily too).
+void init_runtime(const RuntimeOptions& options = {});
+int runtime_threads();
+
+}  // namespace flashps

@@ -1,0 +1,33 @@
+// Strict loading of a module tree whose parameter paths equal checkpoint keys
+// ("transformer_blocks.3.attn.to_q.weight"): loading is a lookup, and every missing, unexpected
+// or mis-shaped key is named in one clear error.
+#pragma once
+#include <c10/core/ScalarType.h>
+
+#include <string>
+#include <vector>
+
+namespace torch::nn {
+class Module;
+}
+
+namespace flashps {
+
+class SafetensorsFile;
+
+struct WeightLoadOptions {
+  at::ScalarType dtype = at::kFloat;   // parameters are converted to this dtype
+  std::vector<std::string> ignored_keys;  // file keys that may be present without a parameter
+};
+
+// Copies every parameter and buffer of `module` from `file`. Throws Error naming the file and
+// listing all problems (missing keys, unexpected keys, shape mismatches, non-float dtypes).
+void load_weights_strict(torch::nn::Module& module, const SafetensorsFile& file,
+                         const WeightLoadOptions& options = {});
+
+// Same, from several shard files (diffusers' *.safetensors shards with an index).
+void load_weights_strict(torch::nn::Module& module,
+                         const std::vector<const SafetensorsFile*>& files,
+                         const WeightLoadOptions& options = {});
+
+}  // namespace flashps
