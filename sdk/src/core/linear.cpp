@@ -1,0 +1,90 @@
+#include "core/linear.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#ifdef FLASHPS_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+namespace flashps {
+namespace {
+
+bool use_dnnl_fp32(const at::Tensor& a, const at::Tensor& b) {
+#ifdef FLASHPS_HAVE_DNNL
+  return a.device().is_cpu() && b.device().is_cpu() && a.scalar_type() == at::kFloat &&
+         b.scalar_type() == at::kFloat;
+#else
+  (void)a;
+  (void)b;
+  return false;
+#endif
+}
+
+#ifdef FLASHPS_HAVE_DNNL
+// Row-major C[m,n] = A[m,k] * op(B) (+ C when beta = 1).
+void sgemm(bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  dnnl_sgemm('N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+}
+#endif
+
+}  // namespace
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (!use_dnnl_fp32(x, weight) || x.numel() == 0) return at::linear(x, weight, bias);
+#ifdef FLASHPS_HAVE_DNNL
+  const int64_t in = weight.size(1), out = weight.size(0);
+  at::Tensor rows = x.reshape({-1, in}).contiguous();
+  at::Tensor w = weight.contiguous();
+  const int64_t m = rows.size(0);
+  at::Tensor result;
+  float beta = 0.0f;
+  if (bias.defined()) {
+    // gemm accumulates onto a fresh copy of the bias (never onto the parameter itself: for one
+    // row, expand().contiguous() would alias it).
+    result = at::empty({m, out}, rows.options());
+    result.copy_(bias.to(at::kFloat).expand({m, out}));
+    beta = 1.0f;
+  } else {
+    result = at::empty({m, out}, rows.options());
+  }
+  sgemm(true, m, out, in, rows.data_ptr<float>(), in, w.data_ptr<float>(), in, beta,
+        result.data_ptr<float>(), out);
+  auto shape = x.sizes().vec();
+  shape.back() = out;
+  return result.view(shape);
+#endif
+}
+
+at::Tensor batched_matmul_transposed(const at::Tensor& a, const at::Tensor& b) {
+  if (!use_dnnl_fp32(a, b)) return at::matmul(a, b.transpose(-1, -2));
+#ifdef FLASHPS_HAVE_DNNL
+  at::Tensor lhs = a.contiguous(), rhs = b.contiguous();
+  const int64_t batch = lhs.size(0), m = lhs.size(1), k = lhs.size(2), n = rhs.size(1);
+  at::Tensor result = at::empty({batch, m, n}, lhs.options());
+  const float* pa = lhs.data_ptr<float>();
+  const float* pb = rhs.data_ptr<float>();
+  float* pc = result.data_ptr<float>();
+  for (int64_t i = 0; i < batch; ++i)
+    sgemm(true, m, n, k, pa + i * m * k, k, pb + i * n * k, k, 0.0f, pc + i * m * n, n);
+  return result;
+#endif
+}
+
+at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
+  if (!use_dnnl_fp32(a, b)) return at::matmul(a, b);
+#ifdef FLASHPS_HAVE_DNNL
+  at::Tensor lhs = a.contiguous(), rhs = b.contiguous();
+  const int64_t batch = lhs.size(0), m = lhs.size(1), k = lhs.size(2), n = rhs.size(2);
+  at::Tensor result = at::empty({batch, m, n}, lhs.options());
+  const float* pa = lhs.data_ptr<float>();
+  const float* pb = rhs.data_ptr<float>();
+  float* pc = result.data_ptr<float>();
+  for (int64_t i = 0; i < batch; ++i)
+    sgemm(false, m, n, k, pa + i * m * k, k, pb + i * k * n, n, 0.0f, pc + i * m * n, n);
+  return result;
+#endif
+}
+
+}  // namespace flashps

@@ -1,0 +1,17 @@
+// Dense matrix products used by every model: y = x W^T + b and batched attention products.
+// On CPU fp32 these call oneDNN's sgemm directly (about 6x faster than LibTorch's OpenBLAS
+// path on these machines); everything else (bf16, CUDA) goes through LibTorch.
+#pragma once
+#include <ATen/Tensor.h>
+
+namespace flashps {
+
+// x: [..., in], weight: [out, in], bias: [out] or undefined. Returns [..., out].
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+
+// a: [batch, m, k], b: [batch, n, k] -> a @ b^T: [batch, m, n] (attention scores).
+at::Tensor batched_matmul_transposed(const at::Tensor& a, const at::Tensor& b);
+// a: [batch, m, k], b: [batch, k, n] -> a @ b: [batch, m, n] (attention-weighted values).
+at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
+
+}  // namespace flashps

@@ -1,0 +1,32 @@
+#include "models/common/layers.h"
+
+#include <ATen/ATen.h>
+
+#include "core/linear.h"
+
+namespace flashps {
+
+LinearImpl::LinearImpl(int64_t in_features, int64_t out_features, bool with_bias) {
+  weight = register_parameter("weight", at::empty({out_features, in_features}), false);
+  if (with_bias) bias = register_parameter("bias", at::empty({out_features}), false);
+}
+
+at::Tensor LinearImpl::forward(const at::Tensor& x) const { return linear(x, weight, bias); }
+
+RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : eps(eps) {
+  weight = register_parameter("weight", at::ones({dim}), false);
+}
+
+at::Tensor RMSNormImpl::forward(const at::Tensor& x) const {
+  at::Tensor x32 = x.to(at::kFloat);
+  at::Tensor normalized = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return normalized.to(weight.scalar_type()) * weight;
+}
+
+at::Tensor layer_norm_no_affine(const at::Tensor& x, double eps) {
+  return at::layer_norm(x, {x.size(-1)}, {}, {}, eps);
+}
+
+at::Tensor gelu_tanh(const at::Tensor& x) { return at::gelu(x, "tanh"); }
+
+}  // namespace flashps

@@ -1,0 +1,100 @@
+#include <ATen/ATen.h>
+
+#include "models/flux/flux_blocks.h"
+
+namespace flashps {
+namespace {
+
+class AdaNormSingleImpl : public torch::nn::Module {
+ public:
+  explicit AdaNormSingleImpl(Linear linear) { register_module("linear", linear); }
+};
+TORCH_MODULE(AdaNormSingle);
+
+}  // namespace
+
+FluxSingleBlockImpl::FluxSingleBlockImpl(int64_t dim, int64_t heads, int64_t head_dim) {
+  const int64_t mlp_dim = 4 * dim;
+  norm_linear = Linear(dim, 3 * dim);
+  register_module("norm", AdaNormSingle(norm_linear));
+  proj_mlp = register_module("proj_mlp", Linear(dim, mlp_dim));
+  proj_out = register_module("proj_out", Linear(dim + mlp_dim, dim));
+  attn = register_module("attn", FluxAttention(dim, heads, head_dim, /*joint=*/false, false));
+}
+
+void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& context,
+                                  at::Tensor& stream) const {
+  const PackedBatch& batch = *context.batch;
+  const int64_t heads = attn->heads;
+  const int64_t text_rows = batch.text_rows;
+  std::vector<engine::BlockTokens> tokens(batch.requests.size());
+  for (size_t r = 0; r < tokens.size(); ++r)
+    if (context.routers[r]) tokens[r] = context.routers[r]->before_block(block_index);
+  const BlockQueryPlan plan = plan_block_queries(batch, tokens);
+
+  auto mod = norm_linear->forward(at::silu(context.temb)).chunk(3, 1);  // shift, scale, gate
+  at::Tensor stream_request = at::cat({batch.text_row_request, batch.image_row_request});
+  auto stream_rows_of = [&](const at::Tensor& per_request) {
+    return batch.rows_of(per_request, stream_request);
+  };
+  at::Tensor normed =
+      at::addcmul(stream_rows_of(mod[0]), layer_norm_no_affine(stream, 1e-6), stream_rows_of(mod[1]) + 1);
+
+  RotaryTables rope{at::cat({context.text_rope.cos, context.image_rope.cos}),
+                    at::cat({context.text_rope.sin, context.image_rope.sin})};
+  at::Tensor keys = apply_rotary(per_head_rms_norm(attn->norm_k, attn->to_k->forward(normed), heads), rope, heads);
+  at::Tensor values = attn->to_v->forward(normed);
+
+  // Computed rows: every text row, then the image query rows (offset past the text rows).
+  at::Tensor query_index, query_request;
+  if (!plan.all_rows) {
+    query_index = at::cat({at::arange(text_rows, plan.image_query_rows.options()),
+                           plan.image_query_rows + text_rows});
+    query_request = at::cat({batch.text_row_request, plan.image_query_request});
+  }
+  at::Tensor query_input = plan.all_rows ? normed : normed.index_select(0, query_index);
+  RotaryTables query_rope = plan.all_rows ? rope
+                                          : RotaryTables{rope.cos.index_select(0, query_index),
+                                                         rope.sin.index_select(0, query_index)};
+  at::Tensor queries = apply_rotary(per_head_rms_norm(attn->norm_q, attn->to_q->forward(query_input), heads),
+                                    query_rope, heads);
+  at::Tensor mlp = gelu_tanh(proj_mlp->forward(query_input));
+
+  for (size_t r = 0; r < tokens.size(); ++r) {
+    engine::TokenRouter* router = context.routers[r];
+    if (router && router->wants_keys_values(block_index)) {
+      const RequestSlice& slice = batch.requests[r];
+      router->record_keys_values(block_index,
+                                 keys.narrow(0, text_rows + slice.image_begin, slice.image_count),
+                                 values.narrow(0, text_rows + slice.image_begin, slice.image_count));
+    }
+  }
+
+  const int64_t image_rows = batch.image_rows;
+  const int64_t query_image_rows = queries.size(0) - text_rows;
+  auto [text_attention, image_attention] = packed_joint_attention(
+      batch, plan, tokens, queries.narrow(0, 0, text_rows), keys.narrow(0, 0, text_rows),
+      values.narrow(0, 0, text_rows), queries.narrow(0, text_rows, query_image_rows),
+      keys.narrow(0, text_rows, image_rows), values.narrow(0, text_rows, image_rows), heads);
+
+  at::Tensor block_out = proj_out->forward(at::cat({at::cat({text_attention, image_attention}), mlp}, 1));
+  at::Tensor gate = plan.all_rows ? stream_rows_of(mod[2]) : batch.rows_of(mod[2], query_request);
+  if (plan.all_rows) {
+    stream = stream + gate * block_out;
+  } else {
+    at::Tensor updated = stream.index_select(0, query_index) + gate * block_out;
+    stream.index_copy_(0, query_index, updated);
+  }
+
+  at::Tensor image = stream.narrow(0, text_rows, image_rows);
+  apply_replaced_rows(batch, tokens, image);
+  for (size_t r = 0; r < tokens.size(); ++r) {
+    engine::TokenRouter* router = context.routers[r];
+    if (router && router->wants_block_output(block_index)) {
+      const RequestSlice& slice = batch.requests[r];
+      router->record_block_output(block_index, image.narrow(0, slice.image_begin, slice.image_count));
+    }
+  }
+}
+
+}  // namespace flashps
