@@ -1,0 +1,56 @@
+// Loads a replay's cached rows in execution order on a background thread, a bounded number of
+// blocks ahead of the compute (double buffering by default), so loading overlaps compute.
+// On CUDA builds the rows are copied to the device on a side stream by the same thread.
+#pragma once
+#include <ATen/Tensor.h>
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/capture.h"
+
+namespace flashps::engine {
+
+struct LoadedEntry {
+  EntryKey key;
+  at::Tensor rows;    // undefined if the load failed
+  std::string error;  // why it failed (damaged or missing entry)
+  int64_t bytes = 0;
+};
+
+class BlockLoader {
+ public:
+  // Loads `order` one by one (rows `rows` of each entry) onto `device`, at most `depth` ahead.
+  BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order, at::Tensor rows,
+              at::Device device, int depth);
+  ~BlockLoader();  // stops the thread
+  BlockLoader(const BlockLoader&) = delete;
+  BlockLoader& operator=(const BlockLoader&) = delete;
+
+  // Waits for the next entry in order; its key must equal `expected` (else Error).
+  LoadedEntry next(const EntryKey& expected);
+  double wait_seconds() const { return wait_seconds_; }
+
+ private:
+  void run();
+
+  std::shared_ptr<const Capture> capture_;
+  std::vector<EntryKey> order_;
+  at::Tensor rows_;
+  at::Device device_;
+  size_t depth_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<LoadedEntry> ready_;
+  size_t consumed_ = 0;
+  bool stopping_ = false;
+  double wait_seconds_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace flashps::engine

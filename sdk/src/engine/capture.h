@@ -1,0 +1,88 @@
+// Captured activations of a template run, and the storage interface behind them. The engine
+// only sees these interfaces: captures live in memory here (MemoryCaptureStore) and in the
+// SQLite-indexed activation store later, without the engine or the models changing.
+//
+// A capture holds, per (denoising step, block, slot), one tensor with a row per image token of
+// the template: slot "k"/"v" (cache kind kv), "hidden" (cache kind hidden) and "output" (the
+// model output rows, block = kOutputBlock). Readers fetch only the rows an edit needs.
+#pragma once
+#include <ATen/Tensor.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace flashps::engine {
+
+enum class CacheKind { kv, hidden };
+const char* cache_kind_name(CacheKind kind);
+CacheKind cache_kind_from_name(const std::string& name);  // "kv" | "hidden"; Error otherwise
+
+enum class Slot { keys, values, hidden, output };
+const char* slot_name(Slot slot);
+
+constexpr int kOutputBlock = -1;
+
+struct EntryKey {
+  int step = 0;
+  int block = 0;
+  Slot slot = Slot::hidden;
+  bool operator<(const EntryKey& other) const {
+    return std::tie(step, block, slot) < std::tie(other.step, other.block, other.slot);
+  }
+};
+
+// Everything that changes the captured activations; two runs with equal ids are interchangeable.
+struct CaptureId {
+  std::string template_hash;  // content hash of the processed template (image + mask + conditioning)
+  std::string model_fingerprint;
+  std::string config;  // canonical text of size, steps, schedule, strength, seed, dtype, kinds
+  bool operator<(const CaptureId& other) const {
+    return std::tie(template_hash, model_fingerprint, config) <
+           std::tie(other.template_hash, other.model_fingerprint, other.config);
+  }
+  std::string text() const { return template_hash + "|" + model_fingerprint + "|" + config; }
+};
+
+class Capture {
+ public:
+  virtual ~Capture() = default;
+  virtual bool contains(const EntryKey& key) const = 0;
+  // Rows `rows` (int64, sorted) of an entry, as a new tensor [rows, width]. Throws Error if the
+  // entry is missing or damaged (the engine then computes that block instead).
+  virtual at::Tensor read_rows(const EntryKey& key, const at::Tensor& rows) const = 0;
+  virtual int64_t bytes() const = 0;
+};
+
+class CaptureWriter {
+ public:
+  virtual ~CaptureWriter() = default;
+  virtual void put(const EntryKey& key, const at::Tensor& rows) = 0;  // copies
+  // Makes the capture visible to readers atomically; before this nothing is visible.
+  virtual std::shared_ptr<const Capture> commit() = 0;
+};
+
+class CaptureStore {
+ public:
+  virtual ~CaptureStore() = default;
+  virtual std::shared_ptr<const Capture> find(const CaptureId& id) = 0;
+  virtual std::unique_ptr<CaptureWriter> begin(const CaptureId& id) = 0;
+};
+
+// Keeps captures in host memory (the tier every store has).
+class MemoryCaptureStore : public CaptureStore {
+ public:
+  std::shared_ptr<const Capture> find(const CaptureId& id) override;
+  std::unique_ptr<CaptureWriter> begin(const CaptureId& id) override;
+  size_t size() const;
+
+ private:
+  friend class MemoryCaptureWriter;
+  void publish(const CaptureId& id, std::shared_ptr<const Capture> capture);
+  mutable std::mutex mutex_;
+  std::map<CaptureId, std::shared_ptr<const Capture>> captures_;
+};
+
+}  // namespace flashps::engine

@@ -1,0 +1,32 @@
+// The bubble-free pipeline planner (FlashPS Algorithm 1). Cached activations are loaded block by
+// block on a side stream while the compute stream runs; a block that uses the cache must wait
+// for its load. Choosing, per block, cache (cheaper compute, needs a load) or full compute (no
+// load) to minimise the finish time of the last block.
+//
+// The paper's Algorithm 1 decides greedily block by block. That is not always optimal (a load
+// taken early delays every later load), so plan_pipeline() solves the problem exactly with a
+// dynamic programme over Pareto-optimal (load finish, compute finish) states; the greedy version
+// is kept for comparison and tests.
+#pragma once
+#include <vector>
+
+namespace flashps::engine {
+
+struct BlockTimes {
+  double compute_with_cache = 0;     // C_w^m: compute only the masked tokens
+  double compute_without_cache = 0;  // C_w/o: compute all tokens
+  double load = 0;                   // L^m: load the block's cached rows
+};
+
+struct PipelinePlan {
+  std::vector<bool> use_cache;  // per block
+  double latency = 0;           // finish time of the last block
+};
+
+// Finish time of a given choice (both streams start at 0; loads run back to back).
+double pipeline_latency(const std::vector<BlockTimes>& blocks, const std::vector<bool>& use_cache);
+
+PipelinePlan plan_pipeline(const std::vector<BlockTimes>& blocks);         // exact
+PipelinePlan plan_pipeline_greedy(const std::vector<BlockTimes>& blocks);  // paper's Algorithm 1
+
+}  // namespace flashps::engine

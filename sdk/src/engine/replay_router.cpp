@@ -1,0 +1,89 @@
+#include "engine/replay_router.h"
+
+#include <ATen/ATen.h>
+
+namespace flashps::engine {
+
+ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheKind kind,
+                           std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
+                           int prefetch_depth)
+    : mask_(std::move(mask)), kind_(kind), use_cache_(std::move(use_cache)), device_(device) {
+  if (kind_ == CacheKind::kv) use_cache_.assign(use_cache_.size(), true);  // kv cannot skip blocks
+  masked_rows_device_ = mask_.masked_rows.to(device_);
+  unmasked_rows_device_ = mask_.unmasked_rows.to(device_);
+  std::vector<EntryKey> order;
+  for (int step : steps) {
+    for (int block = 0; block < static_cast<int>(use_cache_.size()); ++block) {
+      if (!use_cache_[block]) continue;
+      if (kind_ == CacheKind::kv) {
+        order.push_back({step, block, Slot::keys});
+        order.push_back({step, block, Slot::values});
+      } else {
+        order.push_back({step, block, Slot::hidden});
+      }
+    }
+    if (kind_ == CacheKind::kv) order.push_back({step, kOutputBlock, Slot::output});
+  }
+  loader_ = std::make_unique<BlockLoader>(std::move(capture), std::move(order), mask_.unmasked_rows,
+                                          device_, prefetch_depth);
+}
+
+at::Tensor ReplayRouter::carried_rows() const {
+  return kind_ == CacheKind::kv ? mask_.masked_rows : at::Tensor();
+}
+
+const ReplayStats& ReplayRouter::stats() {
+  stats_.load_wait_seconds = loader_->wait_seconds();
+  return stats_;
+}
+
+LoadedEntry ReplayRouter::take(const EntryKey& key) {
+  LoadedEntry entry = loader_->next(key);
+  if (entry.error.empty()) {
+    stats_.bytes_loaded += entry.bytes;
+  } else {
+    ++stats_.entries_failed;
+    if (stats_.first_error.empty()) stats_.first_error = entry.error;
+  }
+  return entry;
+}
+
+BlockTokens ReplayRouter::before_block(int block) {
+  BlockTokens tokens;
+  if (block >= static_cast<int>(use_cache_.size()) || !use_cache_[block]) {
+    ++stats_.blocks_computed;
+    return tokens;
+  }
+  if (kind_ == CacheKind::kv) {
+    LoadedEntry keys = take({step_, block, Slot::keys});
+    LoadedEntry values = take({step_, block, Slot::values});
+    if (!keys.error.empty() || !values.error.empty())
+      throw ReplayUnavailable("cached keys/values unreadable: " +
+                              (keys.error.empty() ? values.error : keys.error));
+    tokens.extra_keys = keys.rows;
+    tokens.extra_values = values.rows;
+  } else {
+    LoadedEntry hidden = take({step_, block, Slot::hidden});
+    if (!hidden.error.empty()) {  // damaged entry: this block computes every token instead
+      ++stats_.blocks_computed;
+      return tokens;
+    }
+    tokens.query_rows = masked_rows_device_;
+    tokens.replaced_rows = unmasked_rows_device_;
+    tokens.replaced_values = hidden.rows;
+  }
+  ++stats_.blocks_from_cache;
+  return tokens;
+}
+
+at::Tensor ReplayRouter::finish_output(const at::Tensor& carried_output) {
+  if (kind_ != CacheKind::kv) return carried_output;
+  LoadedEntry cached = take({step_, kOutputBlock, Slot::output});
+  if (!cached.error.empty()) throw ReplayUnavailable("cached model output unreadable: " + cached.error);
+  at::Tensor full = at::empty({mask_.token_count(), carried_output.size(1)}, carried_output.options());
+  full.index_copy_(0, masked_rows_device_, carried_output);
+  full.index_copy_(0, unmasked_rows_device_, cached.rows.to(carried_output.scalar_type()));
+  return full;
+}
+
+}  // namespace flashps::engine

@@ -1,0 +1,67 @@
+// Edit replay: the request computes only its masked tokens and takes the rest from a capture.
+//   kv:     the residual stream carries text + masked image tokens; each block appends the
+//           cached keys/values of the unmasked tokens to attention (compute ~ mask ratio).
+//   hidden: the stream stays full; queries, attention and MLP run for masked rows only, and the
+//           unmasked rows of each cached block's output are replaced by the capture. Blocks the
+//           plan marks as uncached compute every token instead (no load).
+// Cached rows stream in through a BlockLoader, overlapping compute.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/block_loader.h"
+#include "engine/capture.h"
+#include "engine/token_mask.h"
+#include "engine/token_router.h"
+
+namespace flashps::engine {
+
+struct ReplayStats {
+  int blocks_from_cache = 0;
+  int blocks_computed = 0;    // by plan or because an entry could not be read
+  int entries_failed = 0;     // damaged/missing entries that fell back to compute
+  int64_t bytes_loaded = 0;
+  double load_wait_seconds = 0;  // compute time lost waiting for loads (pipeline bubbles)
+  std::string first_error;
+};
+
+// Raised when a kv replay cannot continue (a kv entry is unreadable): the caller reruns the
+// edit with full computation.
+class ReplayUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ReplayRouter : public TokenRouter {
+ public:
+  // steps: the absolute step indices this run will execute, in order. use_cache: per block.
+  ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheKind kind,
+               std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
+               int prefetch_depth = 2);
+  void set_step(int step) { step_ = step; }
+  // Image tokens the model carries: masked tokens (kv) or all (hidden: undefined tensor).
+  at::Tensor carried_rows() const;
+  const ReplayStats& stats();
+
+  BlockTokens before_block(int block) override;
+  bool wants_keys_values(int) const override { return false; }
+  void record_keys_values(int, const at::Tensor&, const at::Tensor&) override {}
+  bool wants_block_output(int) const override { return false; }
+  void record_block_output(int, const at::Tensor&) override {}
+  at::Tensor finish_output(const at::Tensor& carried_output) override;
+
+ private:
+  LoadedEntry take(const EntryKey& key);
+
+  TokenMask mask_;
+  CacheKind kind_;
+  std::vector<bool> use_cache_;
+  at::Device device_;
+  at::Tensor masked_rows_device_, unmasked_rows_device_;
+  std::unique_ptr<BlockLoader> loader_;
+  int step_ = 0;
+  ReplayStats stats_;
+};
+
+}  // namespace flashps::engine
