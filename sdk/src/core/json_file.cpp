@@ -1,0 +1,31 @@
+#include "core/json_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace flashps {
+
+nlohmann::json read_json_file(const std::string& path) {
+  // An ifstream opens a directory without complaint on Linux, then reads nothing.
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw Error(path + ": is a directory, not a JSON file");
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw Error(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream contents;
+  contents << stream.rdbuf();
+  if (stream.bad()) throw Error(path + ": cannot read: " + std::strerror(errno));
+  try {
+    return nlohmann::json::parse(contents.str());
+  } catch (const nlohmann::json::exception& error) {
+    throw Error(path + ": invalid JSON: " + error.what());
+  }
+}
+
+}  // namespace flashps
