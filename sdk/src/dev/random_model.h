@@ -1,0 +1,24 @@
+// Writes a complete Flux-architecture inpainting model folder (diffusers layout) with seeded
+// random weights: for tests, benchmarks, and as the untrained starting point of training.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/flux/flux_config.h"
+
+namespace flashps::dev {
+
+struct RandomFluxModelSpec {
+  FluxConfig transformer;
+  nlohmann::json vae_config;        // diffusers AutoencoderKL config
+  nlohmann::json scheduler_config;  // FlowMatchEulerDiscreteScheduler config
+  int64_t text_tokens = 16;         // length of the stored empty-prompt embeddings
+  uint64_t seed = 0;
+};
+
+// A small Fill model that runs a 256x256 edit in seconds on a CPU.
+RandomFluxModelSpec small_fill_model_spec();
+
+void write_random_flux_model(const std::string& dir, const RandomFluxModelSpec& spec);
+
+}  // namespace flashps::dev

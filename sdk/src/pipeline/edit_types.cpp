@@ -1,0 +1,46 @@
+#include "pipeline/edit_types.h"
+
+#include <ATen/ATen.h>
+
+#include "core/error.h"
+#include "core/tensor_io.h"
+
+namespace flashps {
+
+const char* compute_mode_name(ComputeMode mode) {
+  switch (mode) {
+    case ComputeMode::automatic: return "auto";
+    case ComputeMode::full: return "full";
+    case ComputeMode::kv: return "kv";
+    case ComputeMode::hidden: return "hidden";
+  }
+  return "?";
+}
+
+ComputeMode compute_mode_from_name(const std::string& name) {
+  if (name == "auto") return ComputeMode::automatic;
+  if (name == "full") return ComputeMode::full;
+  if (name == "kv") return ComputeMode::kv;
+  if (name == "hidden") return ComputeMode::hidden;
+  throw Error("unknown cache mode '" + name + "' (expected auto, full, kv or hidden)");
+}
+
+Conditioning load_conditioning(const std::string& path) {
+  auto tensors = load_safetensors(path);
+  auto take = [&](const char* name, int64_t dims) {
+    auto found = tensors.find(name);
+    if (found == tensors.end()) throw Error(path + ": no tensor '" + name + "'");
+    at::Tensor tensor = found->second.to(at::kFloat);
+    if (tensor.dim() == dims + 1 && tensor.size(0) == 1) tensor = tensor.squeeze(0);
+    if (tensor.dim() != dims)
+      throw Error(path + ": '" + name + "' must have " + std::to_string(dims) + " dimensions");
+    return tensor;
+  };
+  Conditioning conditioning;
+  conditioning.prompt_embeds = take("prompt_embeds", 2);
+  conditioning.pooled_prompt_embeds = take("pooled_prompt_embeds", 1);
+  conditioning.source = path;
+  return conditioning;
+}
+
+}  // namespace flashps

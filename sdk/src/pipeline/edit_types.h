@@ -1,0 +1,73 @@
+// What an edit takes and returns. Shared by every model family's pipeline and the serving layer.
+#pragma once
+#include <ATen/Tensor.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/image.h"
+#include "core/progress.h"
+
+namespace flashps {
+
+// automatic: replay a registered template when there is one (kv if captured, else hidden),
+// otherwise compute in full.
+enum class ComputeMode { automatic, full, kv, hidden };
+const char* compute_mode_name(ComputeMode mode);
+ComputeMode compute_mode_from_name(const std::string& name);  // Error for unknown names
+
+struct Conditioning {
+  at::Tensor prompt_embeds;         // [T, joint_attention_dim]
+  at::Tensor pooled_prompt_embeds;  // [pooled_projection_dim]
+  std::string source;               // where it came from, for messages
+  bool defined() const { return prompt_embeds.defined(); }
+};
+
+// Reads a safetensors file with "prompt_embeds" ([T, D] or [1, T, D]) and
+// "pooled_prompt_embeds" ([P] or [1, P]). Throws Error naming the file otherwise.
+Conditioning load_conditioning(const std::string& path);
+
+struct EditRequest {
+  Image image;                // the template (RGB or RGBA; alpha ignored)
+  Image mask;                 // white = regenerate; resized (nearest) if its size differs
+  Conditioning conditioning;  // empty: the model's stored empty-prompt embeddings
+  uint64_t seed = 0;
+  int steps = 28;
+  double strength = 1.0;                 // 1: start from pure noise in the masked region
+  std::optional<double> guidance_scale;  // guidance-distilled models; default from the model
+  int mask_grow_pixels = 0;              // composite mask: grow, then feather (pixels)
+  int mask_feather_pixels = 0;
+  int token_dilation = 0;  // extra ring of recomputed tokens around the mask
+  ComputeMode mode = ComputeMode::automatic;
+  bool use_planner = true;  // hidden replay: let the planner skip loads that do not pay
+  ProgressCallback progress;
+};
+
+struct EditStats {
+  double total_seconds = 0, encode_seconds = 0, denoise_seconds = 0, decode_seconds = 0;
+  int width = 0, height = 0;  // processing size
+  int steps_run = 0;
+  double mask_ratio = 0;      // masked tokens / tokens
+  ComputeMode mode_used = ComputeMode::full;
+  bool cache_hit = false;
+  int blocks_from_cache = 0, blocks_computed = 0, entries_failed = 0;
+  int64_t cache_bytes_loaded = 0;
+  double load_wait_seconds = 0;
+  std::vector<std::string> notes;  // user-facing remarks (resized mask, fallbacks, ...)
+};
+
+struct EditResult {
+  Image image;
+  EditStats stats;
+};
+
+struct TemplateInfo {
+  std::string template_hash;
+  std::string config;
+  int64_t bytes = 0;
+  double seconds = 0;
+  EditStats stats;
+};
+
+}  // namespace flashps

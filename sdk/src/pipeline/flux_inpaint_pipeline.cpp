@@ -1,0 +1,195 @@
+#include "pipeline/flux_inpaint_pipeline.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/content_hash.h"
+#include "core/error.h"
+#include "core/json_file.h"
+#include "engine/capture_router.h"
+#include "engine/replay_router.h"
+#include "models/model_files.h"
+#include "pipeline/flux_inpaint_prepare.h"
+
+namespace flashps {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string fingerprint_of(const std::string& dir) {
+  namespace fs = std::filesystem;
+  ContentHasher hasher;
+  for (const char* component : {"transformer", "vae", "scheduler"}) {
+    for (const char* file : {"config.json", "scheduler_config.json"}) {
+      fs::path path = fs::path(dir) / component / file;
+      if (fs::exists(path)) hasher.update(read_json_file(path.string()).dump());
+    }
+  }
+  for (const char* component : {"transformer", "vae"}) {
+    for (const auto& weights : open_component_weights((fs::path(dir) / component).string())) {
+      for (const TensorInfo& tensor : weights->tensors()) {
+        hasher.update(tensor.name);
+        hasher.update(tensor.shape.data(), tensor.shape.size() * sizeof(int64_t));
+        // A few bytes of every tensor: retrained weights with the same layout still differ.
+        hasher.update(weights->data(tensor), std::min<size_t>(tensor.byte_size(), 64));
+      }
+    }
+  }
+  return hasher.hex();
+}
+
+}  // namespace
+
+FluxInpaintPipeline::FluxInpaintPipeline(FluxPipelineComponents components,
+                                         std::shared_ptr<engine::CaptureStore> store)
+    : components_(std::move(components)), store_(std::move(store)) {
+  if (!store_) store_ = std::make_shared<engine::MemoryCaptureStore>();
+  const FluxConfig& config = components_.transformer->config();
+  const int64_t latent_channels = components_.vae->config().latent_channels;
+  const int64_t vsf = vae_scale_factor();
+  if (config.out_channels != latent_channels * 4)
+    throw Error(components_.model_dir + ": transformer out_channels " +
+                std::to_string(config.out_channels) + " does not match 4 x vae latent_channels " +
+                std::to_string(latent_channels));
+  // Fill layout: latents + masked-image latents + packed mask (vsf^2 * 4 channels).
+  fill_layout_ = config.in_channels == 2 * config.out_channels + vsf * vsf * 4;
+  if (!fill_layout_ && config.in_channels != config.out_channels)
+    throw Error(components_.model_dir + ": transformer in_channels " + std::to_string(config.in_channels) +
+                " is neither a plain (" + std::to_string(config.out_channels) + ") nor a Fill (" +
+                std::to_string(2 * config.out_channels + vsf * vsf * 4) + ") layout");
+}
+
+FluxInpaintPipeline::~FluxInpaintPipeline() = default;
+
+std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string& model_dir,
+                                                               at::ScalarType dtype,
+                                                               std::shared_ptr<engine::CaptureStore> store) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(model_dir)) throw Error(model_dir + ": model folder does not exist");
+  if (!fs::exists(fs::path(model_dir) / "transformer" / "config.json"))
+    throw Error(model_dir + ": not a Flux pipeline folder (no transformer/config.json)");
+  FluxPipelineComponents components;
+  components.model_dir = model_dir;
+  components.transformer = load_flux_transformer((fs::path(model_dir) / "transformer").string(), dtype);
+  components.vae = load_autoencoder_kl((fs::path(model_dir) / "vae").string(), at::kFloat);
+  const fs::path scheduler_config = fs::path(model_dir) / "scheduler" / "scheduler_config.json";
+  if (!fs::exists(scheduler_config)) throw Error(model_dir + ": no scheduler/scheduler_config.json");
+  components.scheduler = load_scheduler(scheduler_config.string());
+  const fs::path empty_prompt = fs::path(model_dir) / "empty_prompt_embeds.safetensors";
+  if (fs::exists(empty_prompt)) components.empty_prompt = load_conditioning(empty_prompt.string());
+  const FluxConfig& config = components.transformer->config();
+  components.default_guidance = config.in_channels > config.out_channels ? 30.0 : 3.5;
+  components.fingerprint = fingerprint_of(model_dir);
+  return std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
+}
+
+TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& request, bool capture_kv,
+                                                    bool capture_hidden) {
+  const auto start = std::chrono::steady_clock::now();
+  TemplateInfo info;
+  Prepared prepared = prepare(request, info.stats);
+  engine::CaptureId id = capture_id(prepared, request);
+  auto writer = store_->begin(id);
+  engine::CaptureRouter router(*writer, capture_kv, capture_hidden);
+  denoise(prepared, request,
+          [&](FluxRequest& call, int step) {
+            router.set_step(step);
+            call.router = &router;
+          },
+          info.stats);
+  auto capture = writer->commit();
+  info.template_hash = id.template_hash;
+  info.config = id.config;
+  info.bytes = capture->bytes();
+  info.seconds = seconds_since(start);
+  info.stats.total_seconds = info.seconds;
+  return info;
+}
+
+EditResult FluxInpaintPipeline::edit(const EditRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  EditResult result;
+  EditStats& stats = result.stats;
+  Prepared prepared = prepare(request, stats);
+  if (prepared.token_mask.empty()) {
+    stats.notes.push_back("mask is empty: the template is returned unchanged");
+    result.image = prepared.original;
+    stats.total_seconds = seconds_since(start);
+    return result;
+  }
+
+  std::shared_ptr<const engine::Capture> capture;
+  if (request.mode != ComputeMode::full && !prepared.token_mask.full()) {
+    capture = store_->find(capture_id(prepared, request));
+    if (!capture) stats.notes.push_back("template not registered for these settings: computed in full");
+  }
+  engine::CacheKind kind = engine::CacheKind::kv;
+  if (capture) {
+    const bool has_kv = capture->contains({request.steps - 1, 0, engine::Slot::keys});
+    const bool has_hidden = capture->contains({request.steps - 1, 0, engine::Slot::hidden});
+    if (request.mode == ComputeMode::hidden || (request.mode == ComputeMode::automatic && !has_kv))
+      kind = engine::CacheKind::hidden;
+    if ((kind == engine::CacheKind::kv && !has_kv) || (kind == engine::CacheKind::hidden && !has_hidden)) {
+      stats.notes.push_back(std::string("template capture has no '") + engine::cache_kind_name(kind) +
+                            "' activations: computed in full");
+      capture = nullptr;
+    }
+  }
+
+  at::Tensor latents;
+  if (capture) {
+    const FluxConfig& config = components_.transformer->config();
+    std::vector<bool> use_cache(config.block_count(), true);
+    if (kind == engine::CacheKind::hidden && request.use_planner) {
+      engine::TokenCounts counts{prepared.prompt_embeds.size(0), prepared.token_mask.token_count(),
+                                 prepared.token_mask.masked_count()};
+      auto times = engine::estimate_block_times(
+          flux_block_work(config, c10::elementSize(components_.transformer->dtype())), counts, kind, speed_);
+      use_cache = engine::plan_pipeline(times).use_cache;
+    }
+    const int first = request.steps - static_cast<int>(request.steps * request.strength);
+    std::vector<int> steps;
+    for (int step = std::max(first, 0); step < request.steps; ++step) steps.push_back(step);
+    try {
+      engine::ReplayRouter router(capture, prepared.token_mask, kind, use_cache, steps,
+                                  components_.transformer->proj_out->weight.device());
+      latents = denoise(prepared, request,
+                        [&](FluxRequest& call, int step) {
+                          router.set_step(step);
+                          call.router = &router;
+                          call.carried_rows = router.carried_rows();
+                        },
+                        stats);
+      const engine::ReplayStats& replay = router.stats();
+      stats.cache_hit = true;
+      stats.mode_used = kind == engine::CacheKind::kv ? ComputeMode::kv : ComputeMode::hidden;
+      stats.blocks_from_cache = replay.blocks_from_cache;
+      stats.blocks_computed = replay.blocks_computed;
+      stats.entries_failed = replay.entries_failed;
+      stats.cache_bytes_loaded = replay.bytes_loaded;
+      stats.load_wait_seconds = replay.load_wait_seconds;
+      if (replay.entries_failed)
+        stats.notes.push_back(std::to_string(replay.entries_failed) +
+                              " cached entries were unreadable and computed instead (" +
+                              replay.first_error + ")");
+    } catch (const engine::ReplayUnavailable& error) {
+      stats.notes.push_back(std::string("cache unusable, computed in full: ") + error.what());
+      stats.steps_run = 0;
+      latents = at::Tensor();
+    }
+  }
+  if (!latents.defined()) {
+    stats.mode_used = ComputeMode::full;
+    latents = denoise(prepared, request, nullptr, stats);
+  }
+  result.image = finish(prepared, request, latents, stats);
+  stats.total_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace flashps

@@ -1,0 +1,71 @@
+// Inpainting with a Flux-architecture model (diffusers folder: transformer/, vae/, scheduler/).
+//   Fill models (FLUX.1-Fill layout): conditioning exactly as diffusers' FluxFillPipeline
+//     prepares it: masked-image latents and the pixel mask packed to vsf^2*4 channels,
+//     concatenated to the latents on the channel axis.
+//   Other Flux models: per-step blending of the unmasked latents with the re-noised template
+//     (diffusers' FluxInpaintPipeline).
+// Unmasked pixels are pasted back at the end (optionally with a grown/feathered mask).
+//
+// Mask-aware editing: register_template() runs the template in full and captures its
+// activations; edit() of the same template (same size, steps, strength, guidance) then
+// computes only the masked tokens and takes the rest from the capture.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "engine/capture.h"
+#include "engine/cost_model.h"
+#include "models/flux/flux_transformer.h"
+#include "models/vae/autoencoder_kl.h"
+#include "pipeline/edit_types.h"
+#include "schedulers/scheduler.h"
+
+namespace flashps {
+
+struct FluxPipelineComponents {
+  FluxTransformer transformer{nullptr};
+  std::shared_ptr<AutoencoderKL> vae;
+  std::unique_ptr<Scheduler> scheduler;
+  Conditioning empty_prompt;  // stored embeddings for models without a text encoder
+  std::string model_dir;
+  std::string fingerprint;  // hash of configs and weight headers
+  double default_guidance = 30.0;
+};
+
+class FluxInpaintPipeline {
+ public:
+  // Loads a diffusers-layout folder. `store` keeps captures (default: in memory).
+  static std::unique_ptr<FluxInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype,
+                                                   std::shared_ptr<engine::CaptureStore> store = nullptr);
+  FluxInpaintPipeline(FluxPipelineComponents components, std::shared_ptr<engine::CaptureStore> store);
+  ~FluxInpaintPipeline();
+
+  EditResult edit(const EditRequest& request);
+  TemplateInfo register_template(const EditRequest& request, bool capture_kv = true,
+                                 bool capture_hidden = true);
+
+  bool is_fill() const { return components_.transformer->config().is_fill() || fill_layout_; }
+  bool has_text_encoder() const { return false; }
+  int64_t vae_scale_factor() const;
+  const FluxPipelineComponents& components() const { return components_; }
+  engine::CaptureStore& store() { return *store_; }
+  engine::DeviceSpeed& device_speed() { return speed_; }
+
+  struct Prepared;  // an edit request turned into tensors (flux_inpaint_prepare.cpp)
+
+ private:
+  Prepared prepare(const EditRequest& request, EditStats& stats) const;
+  // Runs the denoising loop; `route` attaches a router to each step's model call.
+  at::Tensor denoise(const Prepared& prepared, const EditRequest& request,
+                     const std::function<void(FluxRequest&, int step)>& route, EditStats& stats);
+  Image finish(const Prepared& prepared, const EditRequest& request, const at::Tensor& latents,
+               EditStats& stats) const;
+  engine::CaptureId capture_id(const Prepared& prepared, const EditRequest& request) const;
+
+  FluxPipelineComponents components_;
+  std::shared_ptr<engine::CaptureStore> store_;
+  engine::DeviceSpeed speed_;
+  bool fill_layout_ = false;  // in_channels == out_channels + conditioning channels
+};
+
+}  // namespace flashps

@@ -1,0 +1,121 @@
+// Turning an edit request into tensors, and the processed result back into an image.
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <sstream>
+
+#include "core/content_hash.h"
+#include "core/error.h"
+#include "core/mask_ops.h"
+#include "pipeline/flux_inpaint_prepare.h"
+#include "pipeline/flux_packing.h"
+#include "pipeline/image_tensors.h"
+
+namespace flashps {
+namespace {
+
+// Processing sizes are whole Flux tokens (vsf * 2 pixels), as diffusers' image processor rounds.
+int round_down_to(int value, int64_t multiple) {
+  return static_cast<int>(std::max<int64_t>(multiple, (value / multiple) * multiple));
+}
+
+}  // namespace
+
+int64_t FluxInpaintPipeline::vae_scale_factor() const {
+  return int64_t{1} << (components_.vae->config().block_out_channels.size() - 1);
+}
+
+FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& request,
+                                                           EditStats& stats) const {
+  if (request.image.empty()) throw Error("edit request has no image");
+  check_image(request.image, "template image");
+  if (request.steps < 1 || request.steps > 1000) throw Error("steps must be between 1 and 1000");
+  if (!(request.strength > 0.0 && request.strength <= 1.0)) throw Error("strength must be in (0, 1]");
+  Prepared prepared;
+  prepared.original = to_rgb(request.image);
+  const int width = prepared.original.width, height = prepared.original.height;
+
+  Image mask = request.mask.empty() ? Image(width, height, 1, 0) : request.mask;
+  if (!request.mask.empty()) check_image(mask, "mask");
+  if (mask.width != width || mask.height != height) {
+    stats.notes.push_back("mask is " + std::to_string(mask.width) + "x" + std::to_string(mask.height) +
+                          ", image is " + std::to_string(width) + "x" + std::to_string(height) +
+                          ": mask resized (nearest)");
+    mask = resize_nearest(mask, width, height);
+  }
+  prepared.original_mask = binarize_mask(mask);
+
+  const int64_t token_pixels = vae_scale_factor() * 2;
+  prepared.width = round_down_to(width, token_pixels);
+  prepared.height = round_down_to(height, token_pixels);
+  prepared.resized = prepared.width != width || prepared.height != height;
+  Image processed = prepared.original, processed_mask = prepared.original_mask;
+  if (prepared.resized) {
+    processed = resize_bilinear(prepared.original, prepared.width, prepared.height);
+    processed_mask = resize_nearest(prepared.original_mask, prepared.width, prepared.height);
+    stats.notes.push_back("processed at " + std::to_string(prepared.width) + "x" +
+                          std::to_string(prepared.height) + " (multiples of " +
+                          std::to_string(token_pixels) + " pixels), result resized back");
+  }
+  prepared.image = image_to_tensor(processed);
+  prepared.pixel_mask = mask_to_tensor(processed_mask);
+  prepared.latent_height = prepared.height / vae_scale_factor();
+  prepared.latent_width = prepared.width / vae_scale_factor();
+  prepared.token_mask =
+      engine::token_mask_from_pixels(prepared.pixel_mask, token_pixels, request.token_dilation);
+
+  const Conditioning& conditioning =
+      request.conditioning.defined() ? request.conditioning : components_.empty_prompt;
+  if (!conditioning.defined())
+    throw Error(components_.model_dir +
+                ": the model has no text encoder and no stored empty-prompt embeddings; pass "
+                "prompt embeddings (prompt_embeds / pooled_prompt_embeds safetensors)");
+  const FluxConfig& config = components_.transformer->config();
+  if (conditioning.prompt_embeds.dim() != 2 ||
+      conditioning.prompt_embeds.size(1) != config.joint_attention_dim ||
+      conditioning.pooled_prompt_embeds.dim() != 1 ||
+      conditioning.pooled_prompt_embeds.size(0) != config.pooled_projection_dim)
+    throw Error(conditioning.source + ": prompt embeddings must be [T, " +
+                std::to_string(config.joint_attention_dim) + "] and [" +
+                std::to_string(config.pooled_projection_dim) + "] for this model");
+  prepared.prompt_embeds = conditioning.prompt_embeds;
+  prepared.pooled_prompt_embeds = conditioning.pooled_prompt_embeds;
+
+  ContentHasher hasher;
+  hasher.update(std::to_string(processed.width) + "x" + std::to_string(processed.height));
+  hasher.update(processed.pixels.data(), processed.pixels.size());
+  prepared.template_hash = hasher.hex();
+
+  stats.width = prepared.width;
+  stats.height = prepared.height;
+  stats.mask_ratio = prepared.token_mask.ratio();
+  return prepared;
+}
+
+engine::CaptureId FluxInpaintPipeline::capture_id(const Prepared& prepared,
+                                                  const EditRequest& request) const {
+  std::ostringstream config;
+  config << prepared.width << "x" << prepared.height << " steps=" << request.steps
+         << " strength=" << request.strength
+         << " guidance=" << request.guidance_scale.value_or(components_.default_guidance)
+         << " dtype=" << c10::toString(components_.transformer->dtype());
+  return {prepared.template_hash, components_.fingerprint, config.str()};
+}
+
+Image FluxInpaintPipeline::finish(const Prepared& prepared, const EditRequest& request,
+                                  const at::Tensor& latents, EditStats& stats) const {
+  const auto start = std::chrono::steady_clock::now();
+  at::Tensor unpacked = unpack_latents(latents.to(at::kFloat), prepared.latent_height, prepared.latent_width);
+  at::Tensor decoded = components_.vae->decode_latents(unpacked.unsqueeze(0))[0];
+  Image generated = tensor_to_image(decoded);
+  if (prepared.resized)
+    generated = resize_bilinear(generated, prepared.original.width, prepared.original.height);
+  Image alpha = prepared.original_mask;
+  if (request.mask_grow_pixels > 0) alpha = grow_mask(alpha, request.mask_grow_pixels);
+  if (request.mask_feather_pixels > 0) alpha = feather_mask(alpha, request.mask_feather_pixels);
+  Image result = composite(prepared.original, generated, alpha);
+  stats.decode_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace flashps

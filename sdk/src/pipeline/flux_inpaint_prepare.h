@@ -1,0 +1,26 @@
+// The tensors of one prepared edit request (internal to the Flux inpainting pipeline).
+#pragma once
+#include <ATen/Tensor.h>
+
+#include <string>
+
+#include "core/image.h"
+#include "engine/token_mask.h"
+#include "pipeline/flux_inpaint_pipeline.h"
+
+namespace flashps {
+
+struct FluxInpaintPipeline::Prepared {
+  Image original;         // the template as given (RGB)
+  Image original_mask;    // binary mask at the original size
+  bool resized = false;   // processing size differs from the original
+  int width = 0, height = 0;
+  int64_t latent_height = 0, latent_width = 0;
+  at::Tensor image;       // [3, H, W] in [-1, 1]
+  at::Tensor pixel_mask;  // [H, W] in {0, 1}
+  engine::TokenMask token_mask;
+  at::Tensor prompt_embeds, pooled_prompt_embeds;
+  std::string template_hash;  // processed template pixels
+};
+
+}  // namespace flashps

@@ -1,0 +1,167 @@
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "dev/random_model.h"
+#include "pipeline/flux_inpaint_pipeline.h"
+#include "support/temp_dir.h"
+
+using namespace flashps;
+
+namespace {
+
+// A very small random Fill model: the pipeline logic, not the pictures, is under test.
+std::string tiny_model(const test::TempDir& dir) {
+  dev::RandomFluxModelSpec spec = dev::small_fill_model_spec();
+  spec.transformer.num_layers = 1;
+  spec.transformer.num_single_layers = 2;
+  spec.transformer.num_attention_heads = 2;
+  spec.vae_config["block_out_channels"] = {8, 8, 8, 8};
+  spec.text_tokens = 4;
+  spec.seed = 11;
+  const std::string path = dir.file("model");
+  dev::write_random_flux_model(path, spec);
+  return path;
+}
+
+Image gradient_image(int width, int height) {
+  Image image(width, height, 3);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      image.at(x, y, 0) = static_cast<uint8_t>(x * 255 / width);
+      image.at(x, y, 1) = static_cast<uint8_t>(y * 255 / height);
+      image.at(x, y, 2) = static_cast<uint8_t>((x + y) % 256);
+    }
+  return image;
+}
+
+Image box_mask(int width, int height, int x0, int y0, int size) {
+  Image mask(width, height, 1, 0);
+  for (int y = y0; y < y0 + size && y < height; ++y)
+    for (int x = x0; x < x0 + size && x < width; ++x) mask.at(x, y) = 255;
+  return mask;
+}
+
+int max_pixel_difference(const Image& a, const Image& b) {
+  REQUIRE(a.pixels.size() == b.pixels.size());
+  int worst = 0;
+  for (size_t i = 0; i < a.pixels.size(); ++i) worst = std::max(worst, std::abs(int(a.pixels[i]) - int(b.pixels[i])));
+  return worst;
+}
+
+EditRequest request_for(const Image& image, const Image& mask, uint64_t seed) {
+  EditRequest request;
+  request.image = image;
+  request.mask = mask;
+  request.seed = seed;
+  request.steps = 3;
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("template capture then edit with the same request reproduces the full run", "[pipeline][exactness]") {
+  test::TempDir dir;
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  Image image = gradient_image(64, 48);
+  EditRequest request = request_for(image, box_mask(64, 48, 16, 16, 20), 5);
+
+  EditRequest full_request = request;
+  full_request.mode = ComputeMode::full;
+  EditResult full = pipeline->edit(full_request);
+  CHECK(full.stats.mode_used == ComputeMode::full);
+  CHECK_FALSE(full.stats.cache_hit);
+
+  TemplateInfo info = pipeline->register_template(request);
+  CHECK(info.bytes > 0);
+  for (ComputeMode mode : {ComputeMode::kv, ComputeMode::hidden}) {
+    request.mode = mode;
+    EditResult edited = pipeline->edit(request);
+    INFO("mode " << compute_mode_name(mode));
+    CHECK(edited.stats.cache_hit);
+    CHECK(edited.stats.mode_used == mode);
+    CHECK(edited.stats.blocks_from_cache > 0);
+    CHECK(max_pixel_difference(edited.image, full.image) <= 1);
+  }
+}
+
+TEST_CASE("unmasked pixels are pasted back unchanged", "[pipeline]") {
+  test::TempDir dir;
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  Image image = gradient_image(48, 48);
+  Image mask = box_mask(48, 48, 0, 0, 16);
+  EditResult result = pipeline->edit(request_for(image, mask, 1));
+  int changed_outside = 0, changed_inside = 0;
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 48; ++x)
+      for (int c = 0; c < 3; ++c) {
+        const bool differs = result.image.at(x, y, c) != image.at(x, y, c);
+        (mask.at(x, y) ? changed_inside : changed_outside) += differs;
+      }
+  CHECK(changed_outside == 0);
+  CHECK(changed_inside > 0);
+}
+
+TEST_CASE("an empty mask returns the template without running the model", "[pipeline]") {
+  test::TempDir dir;
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  Image image = gradient_image(32, 32);
+  EditResult result = pipeline->edit(request_for(image, Image(32, 32, 1, 0), 1));
+  CHECK(result.stats.steps_run == 0);
+  CHECK(max_pixel_difference(result.image, image) == 0);
+}
+
+TEST_CASE("an all-ones mask is a plain full run even with a registered template", "[pipeline]") {
+  test::TempDir dir;
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  Image image = gradient_image(32, 32);
+  EditRequest request = request_for(image, Image(32, 32, 1, 255), 2);
+  pipeline->register_template(request);
+  EditResult result = pipeline->edit(request);
+  CHECK(result.stats.mode_used == ComputeMode::full);
+  CHECK(result.stats.steps_run == 3);
+  CHECK(result.stats.mask_ratio == Approx(1.0));
+}
+
+TEST_CASE("odd sizes and mismatched masks are handled and reported", "[pipeline]") {
+  test::TempDir dir;
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  Image image = gradient_image(50, 37);
+  EditResult result = pipeline->edit(request_for(image, box_mask(25, 20, 5, 5, 8), 3));
+  CHECK(result.image.width == 50);
+  CHECK(result.image.height == 37);
+  CHECK(result.stats.width == 48);
+  CHECK(result.stats.height == 32);
+  bool mentioned_resize = false;
+  for (const auto& note : result.stats.notes) mentioned_resize |= note.find("mask resized") != std::string::npos;
+  CHECK(mentioned_resize);
+}
+
+TEST_CASE("pipeline loading errors name the folder and the problem", "[pipeline]") {
+  test::TempDir dir;
+  CHECK_THROWS_WITH(FluxInpaintPipeline::load(dir.file("missing"), at::kFloat),
+                    Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(FluxInpaintPipeline::load(dir.path().string(), at::kFloat),
+                    Catch::Contains("no transformer/config.json"));
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  EditRequest request = request_for(gradient_image(32, 32), box_mask(32, 32, 0, 0, 8), 1);
+  request.conditioning.prompt_embeds = at::zeros({3, 7});
+  request.conditioning.pooled_prompt_embeds = at::zeros({5});
+  request.conditioning.source = "bad.safetensors";
+  CHECK_THROWS_WITH(pipeline->edit(request), Catch::Contains("bad.safetensors"));
+}
+
+TEST_CASE("an edit can be cancelled from its progress callback", "[pipeline]") {
+  test::TempDir dir;
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  EditRequest request = request_for(gradient_image(32, 32), box_mask(32, 32, 0, 0, 8), 1);
+  int calls = 0;
+  request.progress = [&](const ProgressEvent& event) {
+    ++calls;
+    return event.step < 2;
+  };
+  CHECK_THROWS_AS(pipeline->edit(request), Cancelled);
+  CHECK(calls == 2);
+}
