@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   int threads = 0;
   app.add_option("--threads", threads, "CPU threads (default: all cores, or FLASHPS_THREADS)");
   flashps::cli::CommandAction action;
+  flashps::cli::add_edit_command(app, action);
+  flashps::cli::add_template_commands(app, action);
   flashps::cli::add_dev_commands(app, action);
   try {
     app.parse(argc, argv);

@@ -27,11 +27,12 @@ void init_runtime(const RuntimeOptions& options) {
   }
 #ifdef __GLIBC__
   if (options.keep_freed_memory) {
-    // Large tensors would otherwise be mmap'ed and unmapped on every op; keep up to 1 GiB
-    // of freed memory in the heap instead.
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    // Large tensors would otherwise be mmap'ed and unmapped on every op (each use page-faults
+    // afresh). M_MMAP_THRESHOLD cannot exceed 32 MiB, so serve every size from the heap instead
+    // (M_MMAP_MAX 0) and keep up to 1 GiB of freed memory there rather than trimming it.
+    mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    mallopt(M_TOP_PAD, 256 << 20);
+    mallopt(M_TOP_PAD, 64 << 20);
   }
 #endif
 }

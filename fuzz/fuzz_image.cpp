@@ -1,0 +1,26 @@
+// libFuzzer target for the PNG / JPEG decoder: any input must decode or throw flashps::Error,
+// never crash, hang, leak or exit. Seeds: fuzz/corpus/image/.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "core/image.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    const flashps::Image image = flashps::decode_image(data, size, "fuzz-input");
+    // A decoded image must be well formed and within the documented limits.
+    flashps::check_image(image, "decoded");
+    if (image.width > flashps::kMaxImageSide || image.height > flashps::kMaxImageSide ||
+        static_cast<int64_t>(image.pixel_count()) > flashps::kMaxImagePixels) {
+      std::abort();
+    }
+    // Exercise the conversions on whatever layout came out.
+    if (flashps::to_rgb(image).pixels.size() != image.pixel_count() * 3) std::abort();
+    if (flashps::to_gray(image).pixels.size() != image.pixel_count()) std::abort();
+  } catch (const flashps::Error&) {
+    // Expected for malformed input.
+  }
+  return 0;
+}

@@ -1,0 +1,514 @@
+// PNG (libpng) and JPEG (libjpeg-turbo) reading and writing.
+//
+// Both libraries report errors by calling a handler that must not return; we longjmp back to a
+// setjmp in a small "step" function. A longjmp must not skip a C++ destructor, so every step
+// function holds only plain locals, and all C++ objects (vectors, strings, the library handles'
+// RAII owners) belong to its caller, which turns the failure into a flashps::Error.
+#include "core/image.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+// jpeglib.h needs FILE and size_t declared first.
+#include <jerror.h>
+#include <jpeglib.h>
+#include <png.h>
+
+#include "core/error.h"
+
+namespace flashps {
+namespace {
+
+constexpr uint8_t kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+constexpr uint8_t kJpegSignature[3] = {0xFF, 0xD8, 0xFF};
+constexpr int kJpegQuality = 95;
+constexpr uint64_t kMaxDeflateRatio = 1032;
+// A progressive JPEG may carry thousands of tiny scans, each a full pass over the image: a cheap
+// denial of service. Real encoders write about ten.
+constexpr int kMaxJpegScans = 500;
+constexpr uintmax_t kMaxFileBytes = uintmax_t{1} << 30;
+constexpr size_t kMessageLength = 200;
+static_assert(kMessageLength >= JMSG_LENGTH_MAX, "libjpeg formats messages into this buffer");
+
+void check_dimensions(uint64_t width, uint64_t height, const std::string& name) {
+  if (width > static_cast<uint64_t>(kMaxImageSide) || height > static_cast<uint64_t>(kMaxImageSide) ||
+      width * height > static_cast<uint64_t>(kMaxImagePixels)) {
+    throw Error(name + ": image dimensions " + std::to_string(width) + "x" + std::to_string(height) +
+                " exceed the limit (" + std::to_string(kMaxImageSide) + " per side, " +
+                std::to_string(kMaxImagePixels) + " pixels)");
+  }
+}
+
+// Grows the pixel buffer one row at a time (capacity doubling, capped at the final size), so a
+// tiny truncated file that declares a large image fails before the whole buffer exists.
+void grow_to(std::vector<uint8_t>& pixels, size_t needed, size_t total) {
+  if (needed > pixels.capacity()) {
+    pixels.reserve(std::min(total, std::max(needed, 2 * pixels.capacity())));
+  }
+  pixels.resize(needed);
+}
+
+// ---------------------------------------------------------------- PNG decoding
+
+// Everything the libpng callbacks touch; plain data, owned by decode_png.
+struct PngSource {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  size_t position = 0;
+  bool ran_out = false;
+  char message[kMessageLength] = {};
+};
+
+void png_read_from_memory(png_structp png, png_bytep out, png_size_t length) {
+  auto* source = static_cast<PngSource*>(png_get_io_ptr(png));
+  if (length > source->size - source->position) {
+    source->ran_out = true;
+    png_error(png, "unexpected end of data");
+  }
+  std::memcpy(out, source->data + source->position, length);
+  source->position += length;
+}
+
+void png_on_error(png_structp png, png_const_charp message) {
+  auto* message_buffer = static_cast<char*>(png_get_error_ptr(png));
+  std::snprintf(message_buffer, kMessageLength, "%s", message);
+  png_longjmp(png, 1);
+}
+
+// Warnings describe recoverable oddities (bad ancillary CRC, unknown sRGB profile): stay quiet.
+void png_on_warning(png_structp, png_const_charp) {}
+
+struct PngReadHandles {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  ~PngReadHandles() { png_destroy_read_struct(&png, info ? &info : nullptr, nullptr); }
+};
+
+struct PngLayout {
+  png_uint_32 width = 0, height = 0;
+  int channels = 0, passes = 0;
+  int stored_bits_per_pixel = 0;  // as in the file, before our transforms
+};
+
+bool png_read_layout(png_structp png, png_infop info, PngLayout& layout) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  // Our own limit below gives a clearer message than libpng's default of 1,000,000 per side.
+  png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+  png_read_info(png, info);
+  const int color_type = png_get_color_type(png, info);
+  const int bit_depth = png_get_bit_depth(png, info);
+  const bool has_transparency = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+  layout.stored_bits_per_pixel = png_get_channels(png, info) * bit_depth;
+  if (bit_depth == 16) png_set_scale_16(png);  // rounds, unlike png_set_strip_16
+  if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  if (has_transparency) png_set_tRNS_to_alpha(png);
+  // Gray with alpha has no Image layout (2 channels): widen it to RGBA.
+  if (color_type == PNG_COLOR_TYPE_GRAY_ALPHA || (color_type == PNG_COLOR_TYPE_GRAY && has_transparency)) {
+    png_set_gray_to_rgb(png);
+  }
+  layout.passes = png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  layout.width = png_get_image_width(png, info);
+  layout.height = png_get_image_height(png, info);
+  layout.channels = png_get_channels(png, info);
+  return true;
+}
+
+bool png_read_pixels(png_structp png, Image& image, int passes) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  const size_t row_bytes = static_cast<size_t>(image.width) * static_cast<size_t>(image.channels);
+  const size_t total = row_bytes * static_cast<size_t>(image.height);
+  if (passes == 1) {
+    for (int y = 0; y < image.height; ++y) {
+      grow_to(image.pixels, row_bytes * (y + 1), total);
+      png_read_row(png, image.pixels.data() + row_bytes * y, nullptr);
+    }
+  } else {
+    // Adam7 revisits every row on each pass, so the whole buffer is needed up front.
+    image.pixels.resize(total);
+    for (int pass = 0; pass < passes; ++pass) {
+      for (int y = 0; y < image.height; ++y) png_read_row(png, image.pixels.data() + row_bytes * y, nullptr);
+    }
+  }
+  png_read_end(png, nullptr);  // verifies the remaining chunks, so a missing IEND counts as truncation
+  return true;
+}
+
+Image decode_png(const uint8_t* bytes, size_t size, const std::string& name) {
+  PngSource source;
+  source.data = bytes;
+  source.size = size;
+  PngReadHandles handles;
+  handles.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, source.message, png_on_error, png_on_warning);
+  if (handles.png) handles.info = png_create_info_struct(handles.png);
+  if (!handles.png || !handles.info) throw Error(name + ": cannot initialise libpng (out of memory)");
+  png_set_read_fn(handles.png, &source, png_read_from_memory);
+
+  auto fail = [&]() -> Error {
+    if (source.ran_out) return Error(name + ": truncated PNG data");
+    return Error(name + ": corrupt PNG data (" + source.message + ")");
+  };
+  PngLayout layout;
+  if (!png_read_layout(handles.png, handles.info, layout)) throw fail();
+  check_dimensions(layout.width, layout.height, name);
+  // Deflate compresses at most 1032:1, so data too short for the declared size is cut off; say so
+  // now rather than after allocating (an interlaced image needs its whole buffer up front).
+  const uint64_t stored_bytes = uint64_t{layout.width} * layout.height * layout.stored_bits_per_pixel / 8;
+  if ((source.size - source.position + 64) * kMaxDeflateRatio < stored_bytes) {
+    throw Error(name + ": truncated PNG data");
+  }
+  if (layout.channels != 1 && layout.channels != 3 && layout.channels != 4) {
+    throw Error(name + ": unsupported PNG layout (" + std::to_string(layout.channels) + " channels)");
+  }
+  Image image;
+  image.width = static_cast<int>(layout.width);
+  image.height = static_cast<int>(layout.height);
+  image.channels = layout.channels;
+  if (!png_read_pixels(handles.png, image, layout.passes)) throw fail();
+  return image;
+}
+
+// ---------------------------------------------------------------- JPEG decoding and encoding
+
+struct JpegErrors {
+  jpeg_error_mgr base;  // first member: libjpeg hands the handlers a jpeg_error_mgr*
+  std::jmp_buf jump;
+  bool truncated;
+  char message[kMessageLength];
+};
+
+void jpeg_on_error(j_common_ptr codec) {
+  auto* errors = reinterpret_cast<JpegErrors*>(codec->err);
+  (*codec->err->format_message)(codec, errors->message);
+  std::longjmp(errors->jump, 1);
+}
+
+// libjpeg only warns about a premature end of data (and pads the image with gray); for us that is
+// truncation. Other warnings (extraneous bytes before a marker, ...) are common in camera files.
+void jpeg_on_message(j_common_ptr codec, int level) {
+  auto* errors = reinterpret_cast<JpegErrors*>(codec->err);
+  if (level < 0 && codec->err->msg_code == JWRN_JPEG_EOF) {
+    errors->truncated = true;
+    std::longjmp(errors->jump, 1);
+  }
+}
+
+void jpeg_on_progress(j_common_ptr codec) {
+  if (!codec->is_decompressor) return;
+  if (reinterpret_cast<j_decompress_ptr>(codec)->input_scan_number > kMaxJpegScans) {
+    auto* errors = reinterpret_cast<JpegErrors*>(codec->err);
+    std::snprintf(errors->message, kMessageLength, "more than %d progressive scans", kMaxJpegScans);
+    std::longjmp(errors->jump, 1);
+  }
+}
+
+void install_jpeg_errors(JpegErrors& errors) {
+  jpeg_std_error(&errors.base);
+  errors.base.error_exit = jpeg_on_error;
+  errors.base.emit_message = jpeg_on_message;
+  errors.truncated = false;
+  errors.message[0] = '\0';
+}
+
+// jpeg_destroy_* is a no-op on a zeroed, never-created struct, so the owners destroy unconditionally.
+struct JpegDecoder {
+  jpeg_decompress_struct codec{};
+  JpegErrors errors{};
+  jpeg_progress_mgr progress{};
+  ~JpegDecoder() { jpeg_destroy_decompress(&codec); }
+};
+
+struct JpegEncoder {
+  jpeg_compress_struct codec{};
+  JpegErrors errors{};
+  ~JpegEncoder() { jpeg_destroy_compress(&codec); }
+};
+
+bool jpeg_read_layout(JpegDecoder& decoder, const uint8_t* bytes, size_t size) {
+  if (setjmp(decoder.errors.jump)) return false;
+  jpeg_create_decompress(&decoder.codec);
+  decoder.progress.progress_monitor = jpeg_on_progress;
+  decoder.codec.progress = &decoder.progress;
+  jpeg_mem_src(&decoder.codec, bytes, static_cast<unsigned long>(size));
+  jpeg_read_header(&decoder.codec, TRUE);
+  switch (decoder.codec.jpeg_color_space) {
+    case JCS_GRAYSCALE: decoder.codec.out_color_space = JCS_GRAYSCALE; break;
+    case JCS_CMYK:
+    case JCS_YCCK: decoder.codec.out_color_space = JCS_CMYK; break;  // libjpeg has no CMYK->RGB
+    default: decoder.codec.out_color_space = JCS_RGB; break;
+  }
+  jpeg_calc_output_dimensions(&decoder.codec);
+  return true;
+}
+
+bool jpeg_read_pixels(JpegDecoder& decoder, Image& image) {
+  if (setjmp(decoder.errors.jump)) return false;
+  jpeg_start_decompress(&decoder.codec);
+  const size_t row_bytes = static_cast<size_t>(image.width) * static_cast<size_t>(image.channels);
+  const size_t total = row_bytes * static_cast<size_t>(image.height);
+  while (decoder.codec.output_scanline < decoder.codec.output_height) {
+    const size_t y = decoder.codec.output_scanline;
+    grow_to(image.pixels, row_bytes * (y + 1), total);
+    JSAMPROW row = image.pixels.data() + row_bytes * y;
+    jpeg_read_scanlines(&decoder.codec, &row, 1);
+  }
+  jpeg_finish_decompress(&decoder.codec);
+  return true;
+}
+
+// Photoshop (the Adobe marker) stores CMYK inverted: 255 means no ink.
+Image cmyk_to_rgb(const Image& cmyk, bool inverted) {
+  Image rgb(cmyk.width, cmyk.height, 3);
+  for (size_t i = 0; i < cmyk.pixel_count(); ++i) {
+    const uint8_t* in = &cmyk.pixels[i * 4];
+    const int key = inverted ? in[3] : 255 - in[3];
+    for (int c = 0; c < 3; ++c) {
+      const int ink_free = inverted ? in[c] : 255 - in[c];
+      rgb.pixels[i * 3 + c] = static_cast<uint8_t>((ink_free * key + 127) / 255);
+    }
+  }
+  return rgb;
+}
+
+Image decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name) {
+  JpegDecoder decoder;
+  install_jpeg_errors(decoder.errors);
+  decoder.codec.err = &decoder.errors.base;
+  auto fail = [&]() -> Error {
+    if (decoder.errors.truncated) return Error(name + ": truncated JPEG data");
+    return Error(name + ": corrupt JPEG data (" + decoder.errors.message + ")");
+  };
+  if (!jpeg_read_layout(decoder, bytes, size)) throw fail();
+  check_dimensions(decoder.codec.output_width, decoder.codec.output_height, name);
+  Image image;
+  image.width = static_cast<int>(decoder.codec.output_width);
+  image.height = static_cast<int>(decoder.codec.output_height);
+  image.channels = decoder.codec.out_color_components;
+  if (!jpeg_read_pixels(decoder, image)) throw fail();
+  if (decoder.codec.out_color_space == JCS_CMYK) return cmyk_to_rgb(image, decoder.codec.saw_Adobe_marker);
+  return image;
+}
+
+bool jpeg_write_step(JpegEncoder& encoder, std::FILE* file, const Image& image) {
+  if (setjmp(encoder.errors.jump)) return false;
+  jpeg_create_compress(&encoder.codec);
+  jpeg_stdio_dest(&encoder.codec, file);
+  encoder.codec.image_width = static_cast<JDIMENSION>(image.width);
+  encoder.codec.image_height = static_cast<JDIMENSION>(image.height);
+  encoder.codec.input_components = image.channels;
+  encoder.codec.in_color_space = image.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&encoder.codec);
+  jpeg_set_quality(&encoder.codec, kJpegQuality, TRUE);
+  jpeg_start_compress(&encoder.codec, TRUE);
+  const size_t row_bytes = static_cast<size_t>(image.width) * static_cast<size_t>(image.channels);
+  while (encoder.codec.next_scanline < encoder.codec.image_height) {
+    // libjpeg's API is not const-correct; it only reads the row.
+    JSAMPROW row = const_cast<uint8_t*>(image.pixels.data()) + row_bytes * encoder.codec.next_scanline;
+    jpeg_write_scanlines(&encoder.codec, &row, 1);
+  }
+  jpeg_finish_compress(&encoder.codec);
+  return true;
+}
+
+// ---------------------------------------------------------------- PNG encoding
+
+struct PngWriteHandles {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  ~PngWriteHandles() { png_destroy_write_struct(&png, info ? &info : nullptr); }
+};
+
+bool png_write_step(png_structp png, png_infop info, std::FILE* file, const Image& image) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  png_init_io(png, file);
+  const int color_type = image.channels == 1   ? PNG_COLOR_TYPE_GRAY
+                         : image.channels == 3 ? PNG_COLOR_TYPE_RGB
+                                               : PNG_COLOR_TYPE_RGBA;
+  png_set_IHDR(png, info, static_cast<png_uint_32>(image.width), static_cast<png_uint_32>(image.height), 8,
+               color_type, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  for (int y = 0; y < image.height; ++y) png_write_row(png, image.pixels.data() + image.offset(0, y));
+  png_write_end(png, nullptr);
+  return true;
+}
+
+// ---------------------------------------------------------------- files
+
+std::string errno_text() { return std::strerror(errno); }
+
+std::string lowercase_extension(const std::string& path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return extension;
+}
+
+// Removes the temporary file unless the write reached the rename.
+struct TemporaryFile {
+  std::string path;
+  std::FILE* file = nullptr;
+  bool committed = false;
+  ~TemporaryFile() {
+    if (file) std::fclose(file);
+    if (!committed) ::unlink(path.c_str());
+  }
+};
+
+// True when the data is shorter than the signature and matches its beginning.
+bool is_signature_prefix(const uint8_t* bytes, size_t size, const uint8_t* signature, size_t signature_size) {
+  return size < signature_size && std::memcmp(bytes, signature, size) == 0;
+}
+
+}  // namespace
+
+Image::Image(int width_, int height_, int channels_, uint8_t fill)
+    : width(width_), height(height_), channels(channels_) {
+  if (width_ < 0 || height_ < 0 || channels_ < 0) throw Error("Image: negative size");
+  pixels.assign(pixel_count() * static_cast<size_t>(channels_), fill);
+}
+
+void check_image(const Image& image, const std::string& name) {
+  if (image.channels != 1 && image.channels != 3 && image.channels != 4) {
+    throw Error(name + ": unsupported channel count " + std::to_string(image.channels) + " (expected 1, 3 or 4)");
+  }
+  if (image.width <= 0 || image.height <= 0) {
+    throw Error(name + ": empty image (" + std::to_string(image.width) + "x" + std::to_string(image.height) + ")");
+  }
+  const size_t expected = image.pixel_count() * static_cast<size_t>(image.channels);
+  if (image.pixels.size() != expected) {
+    throw Error(name + ": pixel buffer holds " + std::to_string(image.pixels.size()) + " bytes, expected " +
+                std::to_string(expected));
+  }
+}
+
+Image decode_image(const uint8_t* bytes, size_t size, const std::string& source_name) {
+  if (size == 0) throw Error(source_name + ": empty data");
+  if (size >= sizeof kPngSignature && std::memcmp(bytes, kPngSignature, sizeof kPngSignature) == 0) {
+    return decode_png(bytes, size, source_name);
+  }
+  if (size >= sizeof kJpegSignature && std::memcmp(bytes, kJpegSignature, sizeof kJpegSignature) == 0) {
+    return decode_jpeg(bytes, size, source_name);
+  }
+  // A file cut inside its signature is still recognisably truncated (two bytes at least, so a
+  // single stray 0xFF byte is not called a JPEG).
+  if (size >= 2 && is_signature_prefix(bytes, size, kPngSignature, sizeof kPngSignature)) {
+    throw Error(source_name + ": truncated PNG data");
+  }
+  if (size >= 2 && is_signature_prefix(bytes, size, kJpegSignature, sizeof kJpegSignature)) {
+    throw Error(source_name + ": truncated JPEG data");
+  }
+  throw Error(source_name + ": not a PNG or JPEG image");
+}
+
+Image read_image(const std::string& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found) throw Error(path + ": file not found");
+  if (std::filesystem::is_directory(status)) throw Error(path + ": is a directory, not an image file");
+
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) throw Error(path + ": cannot open: " + errno_text());
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[1 << 16];
+  size_t got = 0;
+  while ((got = std::fread(chunk, 1, sizeof chunk, file)) > 0) {
+    if (bytes.size() + got > kMaxFileBytes) {
+      std::fclose(file);
+      throw Error(path + ": file is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB");
+    }
+    bytes.insert(bytes.end(), chunk, chunk + got);
+  }
+  const bool read_failed = std::ferror(file) != 0;
+  const std::string reason = errno_text();
+  std::fclose(file);
+  if (read_failed) throw Error(path + ": cannot read: " + reason);
+  if (bytes.empty()) throw Error(path + ": empty file");
+  return decode_image(bytes.data(), bytes.size(), path);
+}
+
+void write_image(const std::string& path, const Image& image) {
+  const std::string extension = lowercase_extension(path);
+  const bool as_png = extension == ".png";
+  if (!as_png && extension != ".jpg" && extension != ".jpeg") {
+    throw Error(path + ": unsupported image extension '" + extension + "' (use .png, .jpg or .jpeg)");
+  }
+  check_image(image, path);
+
+  static std::atomic<unsigned> counter{0};
+  TemporaryFile temporary;
+  temporary.path = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  temporary.file = std::fopen(temporary.path.c_str(), "wbx");
+  if (!temporary.file) throw Error(path + ": cannot create temporary file '" + temporary.path + "': " + errno_text());
+
+  if (as_png) {
+    char message[kMessageLength] = {};
+    PngWriteHandles handles;
+    handles.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, message, png_on_error, png_on_warning);
+    if (handles.png) handles.info = png_create_info_struct(handles.png);
+    if (!handles.png || !handles.info) throw Error(path + ": cannot initialise libpng (out of memory)");
+    if (!png_write_step(handles.png, handles.info, temporary.file, image)) {
+      throw Error(path + ": cannot write PNG: " + message);
+    }
+  } else {
+    const Image pixels = image.channels == 4 ? to_rgb(image) : Image();
+    JpegEncoder encoder;
+    install_jpeg_errors(encoder.errors);
+    encoder.codec.err = &encoder.errors.base;
+    if (!jpeg_write_step(encoder, temporary.file, image.channels == 4 ? pixels : image)) {
+      throw Error(path + ": cannot write JPEG: " + encoder.errors.message);
+    }
+  }
+  // fsync before rename: otherwise a crash can leave the new name pointing at unwritten blocks.
+  if (std::fflush(temporary.file) != 0 || std::ferror(temporary.file) || ::fsync(::fileno(temporary.file)) != 0) {
+    throw Error(path + ": cannot write: " + errno_text());
+  }
+  const int close_result = std::fclose(temporary.file);
+  temporary.file = nullptr;
+  if (close_result != 0) throw Error(path + ": cannot write: " + errno_text());
+  if (::rename(temporary.path.c_str(), path.c_str()) != 0) {
+    throw Error(path + ": cannot rename temporary file into place: " + errno_text());
+  }
+  temporary.committed = true;
+  // Make the rename itself durable; best effort, as some filesystems refuse to fsync folders.
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  const int folder_fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder_fd >= 0) {
+    ::fsync(folder_fd);
+    ::close(folder_fd);
+  }
+}
+
+Image to_rgb(const Image& image) {
+  check_image(image, "to_rgb");
+  if (image.channels == 3) return image;
+  Image rgb(image.width, image.height, 3);
+  for (size_t i = 0; i < image.pixel_count(); ++i) {
+    const uint8_t* in = &image.pixels[i * image.channels];
+    for (int c = 0; c < 3; ++c) rgb.pixels[i * 3 + c] = image.channels == 1 ? in[0] : in[c];
+  }
+  return rgb;
+}
+
+Image to_gray(const Image& image) {
+  check_image(image, "to_gray");
+  if (image.channels == 1) return image;
+  Image gray(image.width, image.height, 1);
+  for (size_t i = 0; i < image.pixel_count(); ++i) {
+    const uint8_t* in = &image.pixels[i * image.channels];
+    // BT.601 weights in 8.8 fixed point; they sum to 256 so white stays 255.
+    gray.pixels[i] = static_cast<uint8_t>((77 * in[0] + 150 * in[1] + 29 * in[2] + 128) >> 8);
+  }
+  return gray;
+}
+
+}  // namespace flashps

@@ -1,0 +1,55 @@
+// 8-bit images in memory and their PNG / JPEG files.
+// Deliberately free of LibTorch so the decoder can be fuzzed (fuzz/fuzz_image.cpp) on its own.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flashps {
+
+// Row-major, interleaved 8-bit pixels. channels: 1 (gray), 3 (RGB) or 4 (RGBA).
+struct Image {
+  int width = 0;
+  int height = 0;
+  int channels = 0;
+  std::vector<uint8_t> pixels;
+
+  Image() = default;
+  Image(int width, int height, int channels, uint8_t fill = 0);
+
+  bool empty() const { return width <= 0 || height <= 0; }
+  size_t pixel_count() const { return static_cast<size_t>(width) * static_cast<size_t>(height); }
+  size_t offset(int x, int y) const {
+    return (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) *
+           static_cast<size_t>(channels);
+  }
+  uint8_t& at(int x, int y, int channel = 0) { return pixels[offset(x, y) + channel]; }
+  uint8_t at(int x, int y, int channel = 0) const { return pixels[offset(x, y) + channel]; }
+};
+
+// Decoding refuses larger images before allocating pixels, so a 100-byte file cannot claim gigabytes.
+constexpr int kMaxImageSide = 16384;
+constexpr int64_t kMaxImagePixels = 100'000'000;
+
+// Throws Error("<name>: ...") unless channels is 1/3/4, both sides are positive and pixels has
+// exactly width*height*channels bytes. Every function taking an Image calls it.
+void check_image(const Image& image, const std::string& name);
+
+// Reads a PNG or JPEG file; the format comes from the magic bytes, not the extension.
+// PNG: palette, gray < 8 bit and tRNS are expanded, 16-bit is scaled to 8-bit, gray+alpha
+// becomes RGBA. JPEG: gray stays gray, YCbCr and CMYK become RGB. Truncated data is an error.
+Image read_image(const std::string& path);
+// The same on bytes in memory; source_name names the data in error messages.
+Image decode_image(const uint8_t* bytes, size_t size, const std::string& source_name);
+
+// Writes PNG (.png) or JPEG (.jpg/.jpeg, quality 95; alpha is dropped) by extension, atomically:
+// the data goes to a temporary file in the same folder that is then renamed over `path`.
+void write_image(const std::string& path, const Image& image);
+
+// Gray is replicated, alpha dropped.
+Image to_rgb(const Image& image);
+// BT.601 luma; alpha dropped.
+Image to_gray(const Image& image);
+
+}  // namespace flashps
