@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   flashps::cli::CommandAction action;
   flashps::cli::add_edit_command(app, action);
   flashps::cli::add_template_commands(app, action);
+  flashps::cli::add_bench_commands(app, action);
   flashps::cli::add_dev_commands(app, action);
   try {
     app.parse(argc, argv);

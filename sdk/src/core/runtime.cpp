@@ -25,15 +25,27 @@ void init_runtime(const RuntimeOptions& options) {
     at::set_num_threads(threads);
     configured_threads = threads;
   }
+  if (options.keep_freed_memory) set_keep_freed_memory(true);
+}
+
+void set_keep_freed_memory(bool keep) {
 #ifdef __GLIBC__
-  if (options.keep_freed_memory) {
+  if (keep) {
     // Large tensors would otherwise be mmap'ed and unmapped on every op (each use page-faults
     // afresh). M_MMAP_THRESHOLD cannot exceed 32 MiB, so serve every size from the heap instead
     // (M_MMAP_MAX 0) and keep up to 1 GiB of freed memory there rather than trimming it.
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     mallopt(M_TOP_PAD, 64 << 20);
+  } else {  // glibc's defaults
+    mallopt(M_MMAP_MAX, 65536);
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+    mallopt(M_TOP_PAD, 0);
+    malloc_trim(0);
   }
+#else
+  (void)keep;
 #endif
 }
 

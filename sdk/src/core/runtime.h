@@ -14,4 +14,7 @@ struct RuntimeOptions {
 void init_runtime(const RuntimeOptions& options = {});
 int runtime_threads();
 
+// Switches the malloc tuning on or off at run time (benchmarks compare both).
+void set_keep_freed_memory(bool keep);
+
 }  // namespace flashps

@@ -1,0 +1,259 @@
+#include "bench/edit_benchmark.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/image_metrics.h"
+#include "core/runtime.h"
+#include "engine/capture_router.h"
+#include "engine/cost_model.h"
+#include "engine/planner.h"
+#include "engine/replay_router.h"
+#include "models/flux/flux_transformer.h"
+#include "models/random_weights.h"
+#include "pipeline/flux_packing.h"
+
+namespace flashps::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Workload {
+  at::Tensor latents, conditioning, text, pooled, img_ids, txt_ids;
+  std::vector<double> sigmas;  // steps + 1
+};
+
+// A compact blob of round(ratio * tokens) tokens: those nearest a fixed off-centre point.
+engine::TokenMask blob_mask(int64_t grid, double ratio) {
+  const int64_t tokens = grid * grid;
+  const int64_t count = std::clamp<int64_t>(std::llround(ratio * double(tokens)), 1, tokens);
+  at::Tensor rows = at::arange(grid, at::kFloat).repeat_interleave(grid);
+  at::Tensor cols = at::arange(grid, at::kFloat).repeat({grid});
+  at::Tensor distance = (rows - 0.4 * grid).pow(2) + (cols - 0.55 * grid).pow(2);
+  at::Tensor order = std::get<1>(distance.sort());
+  at::Tensor masked = at::zeros({tokens}, at::kBool);
+  masked.index_fill_(0, order.slice(0, 0, count), true);
+  return engine::token_mask_from_grid(masked.view({grid, grid}));
+}
+
+using Route = std::function<void(FluxRequest&, int)>;
+
+at::Tensor denoise(const FluxTransformer& model, const Workload& work, const Route& route) {
+  at::Tensor latents = work.latents.clone();
+  const auto dtype = model->dtype();
+  at::Tensor conditioning = work.conditioning.to(dtype);
+  for (size_t step = 0; step + 1 < work.sigmas.size(); ++step) {
+    FluxRequest request;
+    request.hidden_states = at::cat({latents.to(dtype), conditioning}, 1);
+    request.encoder_hidden_states = work.text;
+    request.pooled_projections = work.pooled;
+    request.img_ids = work.img_ids;
+    request.txt_ids = work.txt_ids;
+    request.timestep = work.sigmas[step];
+    if (route) route(request, static_cast<int>(step));
+    at::Tensor velocity = model->forward({request})[0].to(at::kFloat);
+    latents = latents + (work.sigmas[step + 1] - work.sigmas[step]) * velocity;  // Euler step
+  }
+  return latents;
+}
+
+template <typename Run>
+double fastest_of(int repeats, Run run) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < std::max(1, repeats); ++i) {
+    const auto start = Clock::now();
+    run();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return best;
+}
+
+at::ScalarType dtype_of(const std::string& name) { return name == "bf16" ? at::kBFloat16 : at::kFloat; }
+
+}  // namespace
+
+FluxConfig reference_bench_config() {
+  FluxConfig config;
+  config.in_channels = 384;
+  config.out_channels = 64;
+  config.num_layers = 4;
+  config.num_single_layers = 8;
+  config.attention_head_dim = 128;
+  config.num_attention_heads = 4;
+  config.joint_attention_dim = 512;
+  config.pooled_projection_dim = 256;
+  config.axes_dims_rope = {16, 56, 56};
+  return config;
+}
+
+EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
+  at::NoGradGuard no_grad;
+  EditBenchmarkReport report;
+  const FluxConfig& config = options.model;
+  const int64_t tokens = options.grid * options.grid;
+  report.config = {{"model", config.to_json()},
+                   {"image_tokens", tokens},
+                   {"text_tokens", options.text_tokens},
+                   {"steps", options.steps},
+                   {"threads", runtime_threads()},
+                   {"repeats", options.repeats}};
+
+  auto generator = at::detail::createCPUGenerator(options.seed);
+  Workload work;
+  const int64_t latent_channels = config.out_channels;
+  work.latents = at::randn({tokens, latent_channels}, generator);
+  work.conditioning = at::randn({tokens, config.in_channels - latent_channels}, generator);
+  work.text = at::randn({options.text_tokens, config.joint_attention_dim}, generator);
+  work.pooled = at::randn({config.pooled_projection_dim}, generator);
+  work.img_ids = flux_image_ids(options.grid * 2, options.grid * 2);
+  work.txt_ids = at::zeros({options.text_tokens, 3});
+  for (int i = 0; i <= options.steps; ++i) work.sigmas.push_back(1.0 - double(i) / options.steps);
+
+  FluxTransformer model(config);
+  fill_random_weights(*model, options.seed + 1);
+  std::vector<int> steps;
+  for (int i = 0; i < options.steps; ++i) steps.push_back(i);
+  int done = 0;
+  const int total = int(options.dtypes.size() * (1 + 2 * options.mask_ratios.size()));
+  auto tick = [&] { report_progress(options.progress, {"bench", ++done, total, 0}); };
+
+  for (const std::string& dtype_name : options.dtypes) {
+    model->to(dtype_of(dtype_name));
+    denoise(model, work, nullptr);  // warm-up: first-touch of buffers and kernels
+    const double full_seconds = fastest_of(options.repeats, [&] { denoise(model, work, nullptr); });
+    report.rows.push_back({"full", 1.0, dtype_name, full_seconds, 1.0, 1.0, 0, 0, 0});
+    tick();
+
+    if (options.compare_allocator) {
+      FluxRequest request;
+      request.hidden_states = at::cat({work.latents, work.conditioning}, 1);
+      request.encoder_hidden_states = work.text;
+      request.pooled_projections = work.pooled;
+      request.img_ids = work.img_ids;
+      request.txt_ids = work.txt_ids;
+      request.timestep = 0.5;
+      auto forward_seconds = [&] { return fastest_of(2, [&] { model->forward({request}); }); };
+      set_keep_freed_memory(false);
+      const double default_malloc = forward_seconds();
+      set_keep_freed_memory(true);
+      const double tuned_malloc = forward_seconds();
+      report.extra["forward_seconds"][dtype_name] = {{"glibc_default_malloc", default_malloc},
+                                                     {"malloc_keep_freed_memory", tuned_malloc}};
+    }
+
+    engine::MemoryCaptureStore store;
+    auto writer = store.begin({"bench-template", dtype_name, "bench"});
+    engine::CaptureRouter capture_router(*writer, true, true);
+    const auto capture_start = Clock::now();
+    const at::Tensor template_result = denoise(model, work, [&](FluxRequest& request, int step) {
+      capture_router.set_step(step);
+      request.router = &capture_router;
+    });
+    auto capture = writer->commit();
+    report.extra["capture"][dtype_name] = {
+        {"bytes_kv_and_hidden", capture->bytes()},
+        {"seconds", std::chrono::duration<double>(Clock::now() - capture_start).count()}};
+
+    const auto work_per_block = flux_block_work(config, c10::elementSize(model->dtype()));
+    engine::DeviceSpeed speed;
+    speed.flops_per_second = engine::forward_flops(work_per_block, {options.text_tokens, tokens, tokens}) *
+                             options.steps / full_seconds;
+    for (double ratio : options.mask_ratios) {
+      const engine::TokenMask mask = blob_mask(options.grid, ratio);
+      const engine::TokenCounts counts{options.text_tokens, tokens, mask.masked_count()};
+      const double full_flops = engine::forward_flops(work_per_block, counts);
+      for (engine::CacheKind kind : {engine::CacheKind::kv, engine::CacheKind::hidden}) {
+        std::vector<bool> use_cache(config.block_count(), true);
+        if (kind == engine::CacheKind::hidden)
+          use_cache = engine::plan_pipeline(engine::estimate_block_times(work_per_block, counts, kind, speed)).use_cache;
+        engine::ReplayStats stats;
+        const double seconds = fastest_of(options.repeats, [&] {
+          engine::ReplayRouter router(capture, mask, kind, use_cache, steps, at::kCPU);
+          denoise(model, work, [&](FluxRequest& request, int step) {
+            router.set_step(step);
+            request.router = &router;
+            request.carried_rows = router.carried_rows();
+          });
+          stats = router.stats();
+        });
+        EditBenchmarkRow row;
+        row.mode = engine::cache_kind_name(kind);
+        row.mask_ratio = ratio;
+        row.dtype = dtype_name;
+        row.seconds = seconds;
+        row.speedup = full_seconds / seconds;
+        row.ideal_speedup = full_flops / engine::forward_flops(work_per_block, counts, kind);
+        row.cache_bytes = stats.bytes_loaded;
+        row.blocks_from_cache = stats.blocks_from_cache;
+        row.load_wait_seconds = stats.load_wait_seconds;
+        report.rows.push_back(row);
+        tick();
+      }
+    }
+
+    // Fidelity: an edit whose input differs from the template only inside the mask (new noise
+    // there), mask-aware vs full computation of that same edit, SSIM over the masked region of
+    // the final latents (unpacked to [C, h, w]).
+    const engine::TokenMask mask = blob_mask(options.grid, 0.2);
+    Workload edit = work;
+    edit.latents = work.latents.clone();
+    edit.latents.index_copy_(0, mask.masked_rows,
+                             at::randn({mask.masked_count(), latent_channels}, at::detail::createCPUGenerator(options.seed + 7)));
+    const at::Tensor reference = denoise(model, edit, nullptr);
+    at::Tensor region = mask.masked.to(at::kFloat).view({options.grid, options.grid});
+    region = region.repeat_interleave(2, 0).repeat_interleave(2, 1);
+    auto unpacked = [&](const at::Tensor& packed) { return unpack_latents(packed, options.grid * 2, options.grid * 2); };
+    const double range = (reference.max() - reference.min()).item<double>();
+    for (engine::CacheKind kind : {engine::CacheKind::kv, engine::CacheKind::hidden}) {
+      engine::ReplayRouter router(capture, mask, kind, std::vector<bool>(config.block_count(), true), steps, at::kCPU);
+      const at::Tensor approximate = denoise(model, edit, [&](FluxRequest& request, int step) {
+        router.set_step(step);
+        request.router = &router;
+        request.carried_rows = router.carried_rows();
+      });
+      report.extra["fidelity_m0.2"][dtype_name][engine::cache_kind_name(kind)] = {
+          {"latent_ssim_masked_region", ssim(unpacked(approximate), unpacked(reference), range, region)},
+          {"latent_psnr_masked_region", psnr(unpacked(approximate), unpacked(reference), range, region)}};
+    }
+    (void)template_result;
+  }
+  return report;
+}
+
+nlohmann::json EditBenchmarkReport::to_json() const {
+  nlohmann::json rows_json = nlohmann::json::array();
+  for (const auto& row : rows)
+    rows_json.push_back({{"mode", row.mode},
+                         {"mask_ratio", row.mask_ratio},
+                         {"dtype", row.dtype},
+                         {"seconds", row.seconds},
+                         {"speedup", row.speedup},
+                         {"ideal_speedup", row.ideal_speedup},
+                         {"efficiency", row.speedup / row.ideal_speedup},
+                         {"cache_bytes", row.cache_bytes},
+                         {"blocks_from_cache", row.blocks_from_cache},
+                         {"load_wait_seconds", row.load_wait_seconds}});
+  return {{"config", config}, {"rows", rows_json}, {"extra", extra}};
+}
+
+std::string EditBenchmarkReport::table() const {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-7s %-5s %6s %9s %8s %8s %6s %12s %8s\n", "mode", "dtype", "m",
+                "seconds", "speedup", "ideal", "eff.", "cache bytes", "wait s");
+  out << line;
+  for (const auto& row : rows) {
+    std::snprintf(line, sizeof(line), "%-7s %-5s %6.2f %9.3f %7.2fx %7.2fx %5.0f%% %12lld %8.3f\n",
+                  row.mode.c_str(), row.dtype.c_str(), row.mask_ratio, row.seconds, row.speedup,
+                  row.ideal_speedup, 100 * row.speedup / row.ideal_speedup,
+                  static_cast<long long>(row.cache_bytes), row.load_wait_seconds);
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace flashps::bench

@@ -1,0 +1,16 @@
+// Image quality metrics (float tensors [C, H, W] with a known data range).
+#pragma once
+#include <ATen/Tensor.h>
+
+namespace flashps {
+
+// Mean SSIM (Wang et al. 2004: 11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03), averaged
+// over channels and valid window positions. `weight` [H, W] (optional) restricts the mean to a
+// region, e.g. the masked area.
+double ssim(const at::Tensor& a, const at::Tensor& b, double data_range,
+            const at::Tensor& weight = at::Tensor());
+// PSNR in dB over the pixels where `weight` > 0 (all if undefined).
+double psnr(const at::Tensor& a, const at::Tensor& b, double data_range,
+            const at::Tensor& weight = at::Tensor());
+
+}  // namespace flashps
