@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Configures and builds FlashPS (Release, Ninja, ccache) into ./build. Extra arguments go to
+# cmake's configure step, e.g. -DCMAKE_PREFIX_PATH=... for a LibTorch 2.x/CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${FLASHPS_BUILD_DIR:-build}
+jobs=${FLASHPS_JOBS:-$(nproc)}
+if [ ! -f "$build_dir/build.ninja" ] || [ $# -gt 0 ]; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+fi
+cmake --build "$build_dir" -j "$jobs"

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The README's first command: installs the Debian packages, builds, and edits a sample photo
+# with the default model. Output: out/fig.png
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+mkdir -p out
+./build/cli/flashps edit --image samples/images/fig.jpg --mask samples/masks/fig.png \
+  --steps 8 --seed 1 --out out/fig.png

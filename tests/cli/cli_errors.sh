@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The flashps CLI on bad input: a clear one-line error naming the file and a non-zero exit,
+# never a crash. Usage: cli_errors.sh PATH_TO_FLASHPS
+set -uo pipefail
+flashps="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect_error DESCRIPTION EXPECTED_TEXT -- ARGS...
+expect_error() {
+  local description="$1" expected="$2"
+  shift 3
+  local output status
+  output=$("$flashps" "$@" 2>&1 >/dev/null)
+  status=$?
+  if [ $status -ne 1 ] || ! grep -q -- "$expected" <<<"$output"; then
+    echo "FAIL: $description: exit $status, output: $output"
+    failures=$((failures + 1))
+  elif [ "$(grep -c 'error' <<<"$output")" -ne 1 ]; then
+    echo "FAIL: $description: expected one error line, got: $output"
+    failures=$((failures + 1))
+  else
+    echo "ok: $description"
+  fi
+}
+
+printf 'not an image' >"$work/text.png"
+mkdir -p "$work/model/transformer"
+echo '{"_class_name": "FluxTransformer2DModel"}' >"$work/model/transformer/config.json"
+# A safetensors file whose header claims far more bytes than the file has.
+printf '\x00\x10\x00\x00\x00\x00\x00\x00{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}' \
+  >"$work/model/transformer/diffusion_pytorch_model.safetensors"
+python3 - "$work/mask.png" <<'PY' 2>/dev/null || cp "$(dirname "$0")/../../samples/masks/fig.png" "$work/mask.png"
+import sys, zlib, struct
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+raw = b"".join(b"\x00" + b"\xff" * 32 for _ in range(32))
+png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 32, 32, 8, 0, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+open(sys.argv[1], "wb").write(png)
+PY
+
+expect_error "missing image" "missing.png" -- edit --image "$work/missing.png" --mask "$work/mask.png" --out "$work/o.png" --model "$work/model"
+expect_error "not an image" "not a PNG or JPEG" -- edit --image "$work/text.png" --mask "$work/mask.png" --out "$work/o.png" --model "$work/model"
+expect_error "missing model folder" "does not exist" -- edit --image "$work/mask.png" --mask "$work/mask.png" --out "$work/o.png" --model "$work/nowhere"
+expect_error "not a model folder" "no transformer/config.json" -- edit --image "$work/mask.png" --mask "$work/mask.png" --out "$work/o.png" --model "$work"
+expect_error "truncated safetensors" "diffusion_pytorch_model.safetensors" -- edit --image "$work/mask.png" --mask "$work/mask.png" --out "$work/o.png" --model "$work/model"
+expect_error "bad fixture folder" "$work/nofixture" -- dev run-fixture "$work/nofixture"
+
+if [ $failures -ne 0 ]; then
+  echo "$failures CLI error checks failed"
+  exit 1
+fi
+echo "all CLI error checks passed"
