@@ -1,0 +1,69 @@
+// AutoencoderKL (diffusers v0.32): the VAE of Stable Diffusion 1.x/2.x/XL and Flux. Maps images in
+// [-1, 1] to latents and back. Parameter paths equal diffusers' checkpoint keys
+// ("encoder.down_blocks.0.resnets.0.conv1.weight"), so loading is strict and by name.
+#pragma once
+#include <ATen/Tensor.h>
+#include <c10/core/ScalarType.h>
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <string>
+
+#include "models/vae/autoencoder_kl_config.h"
+
+namespace flashps {
+
+namespace vae {
+class VaeEncoder;
+class VaeDecoder;
+class Conv2dLayer;
+}  // namespace vae
+
+// Every method is const and keeps no state between calls, so one instance may serve several
+// threads. Inputs of any floating dtype are converted to the model's dtype and device.
+class AutoencoderKL : public torch::nn::Module {
+ public:
+  // Parameters are allocated but uninitialised: load them with load_weights_strict (or use
+  // load_autoencoder_kl, which does).
+  explicit AutoencoderKL(AutoencoderKLConfig config);
+
+  const AutoencoderKLConfig& config() const { return config_; }
+  at::ScalarType dtype() const;
+
+  // Raw encoder output [B, 2*latent_channels, H/f, W/f] after quant_conv: mean then log-variance
+  // (not clamped). `image` is [B, in_channels, H, W] in [-1, 1]. Returned in the model's dtype.
+  at::Tensor encode_moments(const at::Tensor& image) const;
+  // The posterior mean, the first latent_channels channels of the moments.
+  at::Tensor encode_mean(const at::Tensor& image) const;
+  // Raw latent [B, latent_channels, h, w] -> image [B, out_channels, h*f, w*f] (post_quant_conv
+  // first when configured; not clamped). Returned in the model's dtype.
+  at::Tensor decode(const at::Tensor& latent) const;
+
+  // Pipeline helpers, float32 in and out: latents = (mean - shift_factor) * scaling_factor, and
+  // the inverse on the way back (decode(latents / scaling_factor + shift_factor)).
+  at::Tensor encode_to_latents(const at::Tensor& image) const;
+  at::Tensor decode_latents(const at::Tensor& latents) const;
+
+ private:
+  at::Tensor to_model_input(const at::Tensor& input, int64_t channels, const char* operation) const;
+
+  AutoencoderKLConfig config_;
+  std::shared_ptr<vae::VaeEncoder> encoder_;
+  std::shared_ptr<vae::VaeDecoder> decoder_;
+  std::shared_ptr<vae::Conv2dLayer> quant_conv_;       // null unless use_quant_conv
+  std::shared_ptr<vae::Conv2dLayer> post_quant_conv_;  // null unless use_post_quant_conv
+  at::Tensor reference_parameter_;  // encoder.conv_in.weight: tells the model's dtype and device
+};
+
+// Loads a diffusers VAE folder: config.json plus diffusion_pytorch_model.safetensors (or its
+// .fp16 variant), parameters converted to `dtype`. Throws Error naming the folder or file when
+// either is missing or the weights do not match the config.
+std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const std::string& model_dir,
+                                                   at::ScalarType dtype = at::kFloat);
+
+// Same with an explicit config and weights file (fixtures, renamed checkpoints).
+std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const AutoencoderKLConfig& config,
+                                                   const std::string& weights_path,
+                                                   at::ScalarType dtype = at::kFloat);
+
+}  // namespace flashps
