@@ -8,6 +8,7 @@
 
 #include "core/content_hash.h"
 #include "core/error.h"
+#include "engine/row_gather.h"
 #include "core/safetensors.h"
 #include "core/tensor_io.h"
 
@@ -34,7 +35,7 @@ class FileCapture : public engine::Capture {
     // Zero-copy view of the mapped bytes; index_select copies only the requested rows.
     at::Tensor mapped = at::from_blob(const_cast<uint8_t*>(file_->data(*info)), info->shape,
                                       at::TensorOptions().dtype(to_scalar_type(info->dtype)));
-    return mapped.index_select(0, rows);
+    return engine::gather_rows_single_thread(mapped, rows);
   }
   int64_t bytes() const override { return bytes_; }
 

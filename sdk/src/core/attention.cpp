@@ -12,15 +12,16 @@
 namespace flashps {
 namespace {
 
-at::Tensor aten_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                          int64_t heads) {
+at::Tensor aten_attention(const at::Tensor& q, const std::vector<at::Tensor>& key_parts,
+                          const std::vector<at::Tensor>& value_parts, int64_t heads) {
+  at::Tensor k = key_parts.size() == 1 ? key_parts[0] : at::cat(key_parts, 0);
+  at::Tensor v = value_parts.size() == 1 ? value_parts[0] : at::cat(value_parts, 0);
   const int64_t head_dim = q.size(1) / heads;
   auto to_heads = [&](const at::Tensor& x) {
     return x.view({x.size(0), heads, head_dim}).transpose(0, 1);  // [heads, S, head_dim]
   };
 #if TORCH_VERSION_MAJOR >= 2
-  at::Tensor out = at::scaled_dot_product_attention(to_heads(q).unsqueeze(0),
-                                                    to_heads(k).unsqueeze(0),
+  at::Tensor out = at::scaled_dot_product_attention(to_heads(q).unsqueeze(0), to_heads(k).unsqueeze(0),
                                                     to_heads(v).unsqueeze(0))
                        .squeeze(0);
 #else
@@ -34,29 +35,52 @@ at::Tensor aten_attention(const at::Tensor& q, const at::Tensor& k, const at::Te
 
 }  // namespace
 
-at::Tensor token_major_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                 int64_t heads) {
+at::Tensor token_major_attention(const at::Tensor& q, const std::vector<at::Tensor>& key_parts,
+                                 const std::vector<at::Tensor>& value_parts, int64_t heads) {
 #ifdef FLASHPS_HAVE_DNNL
-  if (q.device().is_cpu() && q.scalar_type() == at::kFloat) {
-    at::Tensor qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous();
-    const int64_t sq = qc.size(0), sk = kc.size(0), width = qc.size(1);
-    const int64_t head_dim = width / heads;
+  const bool cpu = q.device().is_cpu() &&
+                   (q.scalar_type() == at::kFloat || q.scalar_type() == at::kBFloat16);
+  if (cpu) {
+    // bf16 inputs are widened: fp32 sgemm is fast here and keeps softmax inputs exact.
+    auto as_float = [](const at::Tensor& x) { return x.to(at::kFloat).contiguous(); };
+    at::Tensor qc = as_float(q);
+    std::vector<at::Tensor> keys, values;
+    int64_t total_keys = 0;
+    for (size_t p = 0; p < key_parts.size(); ++p) {
+      if (key_parts[p].size(0) == 0) continue;
+      keys.push_back(as_float(key_parts[p]));
+      values.push_back(as_float(value_parts[p]));
+      total_keys += key_parts[p].size(0);
+    }
+    const int64_t sq = qc.size(0), width = qc.size(1), head_dim = width / heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     at::Tensor out = at::empty({sq, width}, qc.options());
-    at::Tensor scores = at::empty({sq, sk}, qc.options());
+    at::Tensor scores = at::empty({sq, total_keys}, qc.options());
+    float* s = scores.data_ptr<float>();
     for (int64_t h = 0; h < heads; ++h) {
-      // Strided gemms read one head's columns in place (leading dimension = width).
-      dnnl_sgemm('N', 'T', sq, sk, head_dim, scale, qc.data_ptr<float>() + h * head_dim, width,
-                 kc.data_ptr<float>() + h * head_dim, width, 0.0f, scores.data_ptr<float>(), sk);
+      // Strided gemms read one head's columns in place (leading dimension = width); each key
+      // part fills its own column range of the score matrix.
+      int64_t offset = 0;
+      for (const at::Tensor& k : keys) {
+        dnnl_sgemm('N', 'T', sq, k.size(0), head_dim, scale, qc.data_ptr<float>() + h * head_dim, width,
+                   k.data_ptr<float>() + h * head_dim, width, 0.0f, s + offset, total_keys);
+        offset += k.size(0);
+      }
       at::Tensor probabilities = at::softmax(scores, -1);
-      dnnl_sgemm('N', 'N', sq, head_dim, sk, 1.0f, probabilities.data_ptr<float>(), sk,
-                 vc.data_ptr<float>() + h * head_dim, width, 0.0f,
-                 out.data_ptr<float>() + h * head_dim, width);
+      const float* p = probabilities.data_ptr<float>();
+      offset = 0;
+      for (size_t part = 0; part < values.size(); ++part) {
+        const at::Tensor& v = values[part];
+        dnnl_sgemm('N', 'N', sq, head_dim, v.size(0), 1.0f, p + offset, total_keys,
+                   v.data_ptr<float>() + h * head_dim, width, part == 0 ? 0.0f : 1.0f,
+                   out.data_ptr<float>() + h * head_dim, width);
+        offset += v.size(0);
+      }
     }
-    return out;
+    return out.to(q.scalar_type());
   }
 #endif
-  return aten_attention(q, k, v, heads);
+  return aten_attention(q, key_parts, value_parts, heads);
 }
 
 }  // namespace flashps

@@ -1,12 +1,21 @@
 // Scaled dot-product attention on token-major tensors, the layout the models keep their
-// activations in: q [Sq, heads*head_dim], k and v [Sk, heads*head_dim] -> [Sq, heads*head_dim].
-// Token-major avoids the transposes a [heads, S, head_dim] layout would need per block.
+// activations in: q [Sq, heads*head_dim], keys and values [Sk, heads*head_dim] -> [Sq, width].
+// Token-major avoids the transposes a [heads, S, head_dim] layout would need per block, and
+// keys/values may come in parts (text, carried image tokens, cached image tokens) that are used
+// in place rather than concatenated.
 #pragma once
 #include <ATen/Tensor.h>
 
+#include <vector>
+
 namespace flashps {
 
-at::Tensor token_major_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                 int64_t heads);
+at::Tensor token_major_attention(const at::Tensor& q, const std::vector<at::Tensor>& key_parts,
+                                 const std::vector<at::Tensor>& value_parts, int64_t heads);
+
+inline at::Tensor token_major_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                        int64_t heads) {
+  return token_major_attention(q, std::vector<at::Tensor>{k}, std::vector<at::Tensor>{v}, heads);
+}
 
 }  // namespace flashps

@@ -36,7 +36,8 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 #ifdef FLASHPS_HAVE_DNNL
   const int64_t in = weight.size(1), out = weight.size(0);
   at::Tensor rows = x.reshape({-1, in}).contiguous();
-  at::Tensor w = weight.contiguous();
+  // Row-strided weights (column slices of a larger matrix) are read in place.
+  at::Tensor w = weight.stride(1) == 1 ? weight : weight.contiguous();
   const int64_t m = rows.size(0);
   at::Tensor result;
   float beta = 0.0f;
@@ -49,12 +50,26 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
   } else {
     result = at::empty({m, out}, rows.options());
   }
-  sgemm(true, m, out, in, rows.data_ptr<float>(), in, w.data_ptr<float>(), in, beta,
+  sgemm(true, m, out, in, rows.data_ptr<float>(), in, w.data_ptr<float>(), w.stride(0), beta,
         result.data_ptr<float>(), out);
   auto shape = x.sizes().vec();
   shape.back() = out;
   return result.view(shape);
 #endif
+}
+
+void linear_accumulate(at::Tensor& out, const at::Tensor& x, const at::Tensor& weight_columns) {
+#ifdef FLASHPS_HAVE_DNNL
+  if (use_dnnl_fp32(x, weight_columns) && out.is_contiguous() && out.scalar_type() == at::kFloat &&
+      weight_columns.stride(1) == 1 && x.numel() > 0) {
+    at::Tensor rows = x.contiguous();
+    sgemm(true, rows.size(0), weight_columns.size(0), rows.size(1), rows.data_ptr<float>(), rows.size(1),
+          weight_columns.data_ptr<float>(), weight_columns.stride(0), 1.0f, out.data_ptr<float>(),
+          out.size(1));
+    return;
+  }
+#endif
+  out.add_(at::matmul(x, weight_columns.t()));
 }
 
 at::Tensor batched_matmul_transposed(const at::Tensor& a, const at::Tensor& b) {

@@ -9,6 +9,11 @@ namespace flashps {
 // x: [..., in], weight: [out, in], bias: [out] or undefined. Returns [..., out].
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
+// out [m, n] += x [m, k] @ weight_columns^T, where weight_columns [n, k] may be a column slice
+// of a larger weight (it is read in place). Splitting a layer over concatenated inputs this way
+// avoids building the concatenation.
+void linear_accumulate(at::Tensor& out, const at::Tensor& x, const at::Tensor& weight_columns);
+
 // a: [batch, m, k], b: [batch, n, k] -> a @ b^T: [batch, m, n] (attention scores).
 at::Tensor batched_matmul_transposed(const at::Tensor& a, const at::Tensor& b);
 // a: [batch, m, k], b: [batch, k, n] -> a @ b: [batch, m, n] (attention-weighted values).

@@ -1,6 +1,7 @@
 #include <ATen/ATen.h>
 
 #include "core/error.h"
+#include "engine/row_gather.h"
 #include "engine/capture.h"
 
 namespace flashps::engine {
@@ -36,7 +37,7 @@ class MemoryCapture : public Capture {
     if (found == entries_.end())
       throw Error(std::string("capture has no entry for step ") + std::to_string(key.step) +
                   ", block " + std::to_string(key.block) + ", slot " + slot_name(key.slot));
-    return found->second.index_select(0, rows);
+    return gather_rows_single_thread(found->second, rows);
   }
   int64_t bytes() const override { return bytes_; }
 

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "core/fast_kernels.h"
 #include "core/linear.h"
 
 namespace flashps {
@@ -27,6 +28,6 @@ at::Tensor layer_norm_no_affine(const at::Tensor& x, double eps) {
   return at::layer_norm(x, {x.size(-1)}, {}, {}, eps);
 }
 
-at::Tensor gelu_tanh(const at::Tensor& x) { return at::gelu(x, "tanh"); }
+at::Tensor gelu_tanh(const at::Tensor& x) { return fast_gelu_tanh(x); }
 
 }  // namespace flashps

@@ -97,10 +97,8 @@ std::pair<at::Tensor, at::Tensor> packed_joint_attention(
       v_parts.push_back(tokens[r].extra_values.to(v_image.scalar_type()));
     }
     if (q_parts.empty()) continue;
-    auto joined = [](std::vector<at::Tensor>& parts) {
-      return parts.size() == 1 ? parts[0] : at::cat(parts, 0);
-    };
-    at::Tensor out = token_major_attention(joined(q_parts), joined(k_parts), joined(v_parts), heads);
+    at::Tensor joined_queries = q_parts.size() == 1 ? q_parts[0] : at::cat(q_parts, 0);
+    at::Tensor out = token_major_attention(joined_queries, k_parts, v_parts, heads);
     if (slice.text_count)
       text_out.narrow(0, slice.text_begin, slice.text_count).copy_(out.narrow(0, 0, slice.text_count));
     if (queries)

@@ -20,6 +20,8 @@ struct FluxBlockContext {
   at::Tensor temb;              // [B, dim] conditioning
   RotaryTables text_rope;       // per text row
   RotaryTables image_rope;      // per carried image row
+  RotaryTables stream_rope;     // text rows then image rows (single-stream blocks)
+  at::Tensor stream_row_request;  // request index per row of the single stream
   std::vector<engine::TokenRouter*> routers;  // per request, may be null
 };
 

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/fast_kernels.h"
+
 namespace flashps {
 
 at::Tensor sinusoidal_embedding(const at::Tensor& values, int64_t dim) {
@@ -58,6 +60,7 @@ RotaryTables flux_rotary_tables(const at::Tensor& ids, const std::vector<int64_t
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables, int64_t heads) {
+  if (fast_kernels_apply(x)) return fast_rotary(x, tables.cos, tables.sin, heads);
   const int64_t rows = x.size(0);
   const int64_t head_dim = tables.cos.size(1);
   at::Tensor x32 = x.to(at::kFloat).view({rows, heads, head_dim / 2, 2});

@@ -1,5 +1,6 @@
 #include <ATen/ATen.h>
 
+#include "core/linear.h"
 #include "models/flux/flux_blocks.h"
 
 namespace flashps {
@@ -33,15 +34,14 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
   const BlockQueryPlan plan = plan_block_queries(batch, tokens);
 
   auto mod = norm_linear->forward(at::silu(context.temb)).chunk(3, 1);  // shift, scale, gate
-  at::Tensor stream_request = at::cat({batch.text_row_request, batch.image_row_request});
+  const at::Tensor& stream_request = context.stream_row_request;
   auto stream_rows_of = [&](const at::Tensor& per_request) {
     return batch.rows_of(per_request, stream_request);
   };
   at::Tensor normed =
       at::addcmul(stream_rows_of(mod[0]), layer_norm_no_affine(stream, 1e-6), stream_rows_of(mod[1]) + 1);
 
-  RotaryTables rope{at::cat({context.text_rope.cos, context.image_rope.cos}),
-                    at::cat({context.text_rope.sin, context.image_rope.sin})};
+  const RotaryTables& rope = context.stream_rope;
   at::Tensor keys = apply_rotary(per_head_rms_norm(attn->norm_k, attn->to_k->forward(normed), heads), rope, heads);
   at::Tensor values = attn->to_v->forward(normed);
 
@@ -77,7 +77,16 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
       values.narrow(0, 0, text_rows), queries.narrow(0, text_rows, query_image_rows),
       keys.narrow(0, text_rows, image_rows), values.narrow(0, text_rows, image_rows), heads);
 
-  at::Tensor block_out = proj_out->forward(at::cat({at::cat({text_attention, image_attention}), mlp}, 1));
+  // proj_out over [attention, mlp]: two gemms on the weight's column halves, no concatenation.
+  const int64_t dim = text_attention.size(1);
+  at::Tensor attention = at::cat({text_attention, image_attention});
+  at::Tensor block_out;
+  if (attention.scalar_type() == at::kFloat) {
+    block_out = linear(attention, proj_out->weight.narrow(1, 0, dim), proj_out->bias);
+    linear_accumulate(block_out, mlp, proj_out->weight.narrow(1, dim, proj_out->weight.size(1) - dim));
+  } else {
+    block_out = proj_out->forward(at::cat({attention, mlp}, 1));
+  }
   at::Tensor gate = plan.all_rows ? stream_rows_of(mod[2]) : batch.rows_of(mod[2], query_request);
   if (plan.all_rows) {
     stream = stream + gate * block_out;

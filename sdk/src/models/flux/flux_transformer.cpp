@@ -87,6 +87,9 @@ std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxReque
   at::Tensor text = context_embedder->forward(at::cat(text_inputs));
   int block_index = 0;
   for (const auto& block : double_blocks) block->forward(block_index++, context, text, image);
+  context.stream_rope = {at::cat({context.text_rope.cos, context.image_rope.cos}),
+                         at::cat({context.text_rope.sin, context.image_rope.sin})};
+  context.stream_row_request = at::cat({batch.text_row_request, batch.image_row_request});
   at::Tensor stream = at::cat({text, image});
   for (const auto& block : single_blocks) block->forward(block_index++, context, stream);
   image = stream.narrow(0, batch.text_rows, batch.image_rows);

@@ -1,0 +1,22 @@
+// Hand-vectorised element-wise kernels for the hot paths of the transformer blocks. Debian's
+// LibTorch 1.13 runs softmax and tanh-GELU at several ns per element on these CPUs; these
+// loops (compiled with -O3 -ffast-math and SIMD clones of expf/tanhf) run several times faster.
+// CPU tensors only; callers fall back to ATen elsewhere.
+#pragma once
+#include <ATen/Tensor.h>
+
+namespace flashps {
+
+// Row-wise softmax in place over a contiguous float32 matrix [rows, cols].
+void softmax_rows_inplace(float* data, int64_t rows, int64_t cols);
+
+// GELU with the tanh approximation; float32 or bfloat16 CPU tensors (same dtype out).
+at::Tensor fast_gelu_tanh(const at::Tensor& x);
+
+// Interleaved-pair rotary embedding on x [rows, heads*head_dim] with float32 cos/sin tables
+// [rows, head_dim]; float32 or bfloat16 (same dtype out).
+at::Tensor fast_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, int64_t heads);
+
+bool fast_kernels_apply(const at::Tensor& x);  // CPU, contiguous-able float32/bfloat16
+
+}  // namespace flashps
