@@ -47,6 +47,15 @@ expect_error "not a model folder" "no transformer/config.json" -- edit --image "
 expect_error "truncated safetensors" "diffusion_pytorch_model.safetensors" -- edit --image "$work/mask.png" --mask "$work/mask.png" --out "$work/o.png" --model "$work/model"
 expect_error "bad fixture folder" "$work/nofixture" -- dev run-fixture "$work/nofixture"
 
+# The fixture runner passes on a golden folder when ../shared is there (skipped otherwise).
+fixture="${FLASHPS_FIXTURES_DIR:-$(dirname "$0")/../../../shared/fixtures}/flux_fill_tiny"
+if [ -d "$fixture" ]; then
+  if "$flashps" dev run-fixture "$fixture" | grep -q "^PASS"; then echo "ok: run-fixture PASS"; else
+    echo "FAIL: run-fixture on $fixture"; failures=$((failures + 1)); fi
+else
+  echo "skipped: run-fixture (no fixtures at $fixture)"
+fi
+
 if [ $failures -ne 0 ]; then
   echo "$failures CLI error checks failed"
   exit 1

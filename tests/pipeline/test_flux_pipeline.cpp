@@ -165,3 +165,26 @@ TEST_CASE("an edit can be cancelled from its progress callback", "[pipeline]") {
   CHECK_THROWS_AS(pipeline->edit(request), Cancelled);
   CHECK(calls == 2);
 }
+
+TEST_CASE("a non-Fill Flux model inpaints by latent blending", "[pipeline]") {
+  test::TempDir dir;
+  dev::RandomFluxModelSpec spec = dev::small_fill_model_spec();
+  spec.transformer.in_channels = spec.transformer.out_channels;  // plain Flux layout
+  spec.transformer.num_layers = 1;
+  spec.transformer.num_single_layers = 1;
+  spec.vae_config["block_out_channels"] = {8, 8, 8, 8};
+  const std::string path = dir.file("plain");
+  dev::write_random_flux_model(path, spec);
+  auto pipeline = FluxInpaintPipeline::load(path, at::kFloat);
+  CHECK_FALSE(pipeline->is_fill());
+  Image image = gradient_image(48, 32);
+  EditRequest request = request_for(image, box_mask(48, 32, 16, 0, 16), 4);
+  EditResult result = pipeline->edit(request);
+  CHECK(result.stats.steps_run == 3);
+  // Template replay works the same way for blended models.
+  pipeline->register_template(request);
+  request.mode = ComputeMode::kv;
+  EditResult replayed = pipeline->edit(request);
+  CHECK(replayed.stats.cache_hit);
+  CHECK(max_pixel_difference(replayed.image, result.image) <= 1);
+}

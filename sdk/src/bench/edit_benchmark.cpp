@@ -44,7 +44,7 @@ using Route = std::function<void(FluxRequest&, int)>;
 
 at::Tensor denoise(const FluxTransformer& model, const Workload& work, const Route& route) {
   at::Tensor latents = work.latents.clone();
-  const auto dtype = model->dtype();
+  const auto dtype = at::kFloat;  // activations stay float32; bf16 models run bf16 products
   at::Tensor conditioning = work.conditioning.to(dtype);
   for (size_t step = 0; step + 1 < work.sigmas.size(); ++step) {
     FluxRequest request;
@@ -147,7 +147,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
 
     engine::MemoryCaptureStore store;
     auto writer = store.begin({"bench-template", dtype_name, "bench"});
-    engine::CaptureRouter capture_router(*writer, true, true);
+    engine::CaptureRouter capture_router(*writer, true, true, model->dtype());
     const auto capture_start = Clock::now();
     const at::Tensor template_result = denoise(model, work, [&](FluxRequest& request, int step) {
       capture_router.set_step(step);

@@ -32,6 +32,12 @@ void sgemm(bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, in
 }  // namespace
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (x.scalar_type() == at::kFloat && weight.scalar_type() == at::kBFloat16) {
+    // No bias in the bf16 product: LibTorch's addmm path is much slower than plain matmul.
+    at::Tensor product = at::matmul(x.to(at::kBFloat16), weight.t()).to(at::kFloat);
+    if (bias.defined()) product.add_(bias.to(at::kFloat));
+    return product;
+  }
   if (!use_dnnl_fp32(x, weight) || x.numel() == 0) return at::linear(x, weight, bias);
 #ifdef FLASHPS_HAVE_DNNL
   const int64_t in = weight.size(1), out = weight.size(0);
@@ -59,6 +65,10 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 }
 
 void linear_accumulate(at::Tensor& out, const at::Tensor& x, const at::Tensor& weight_columns) {
+  if (x.scalar_type() == at::kFloat && weight_columns.scalar_type() == at::kBFloat16) {
+    out.add_(at::matmul(x.to(at::kBFloat16), weight_columns.t()).to(at::kFloat));
+    return;
+  }
 #ifdef FLASHPS_HAVE_DNNL
   if (use_dnnl_fp32(x, weight_columns) && out.is_contiguous() && out.scalar_type() == at::kFloat &&
       weight_columns.stride(1) == 1 && x.numel() > 0) {

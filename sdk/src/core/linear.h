@@ -7,6 +7,9 @@
 namespace flashps {
 
 // x: [..., in], weight: [out, in], bias: [out] or undefined. Returns [..., out].
+// Mixed precision: with bfloat16 weights and a float32 x, the product runs in bfloat16 (the
+// fast path on these CPUs) and the result, bias added, is float32, so activations stay float32
+// between layers (LibTorch 1.13's bfloat16 element-wise kernels are slow on CPU).
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
 // out [m, n] += x [m, k] @ weight_columns^T, where weight_columns [n, k] may be a column slice

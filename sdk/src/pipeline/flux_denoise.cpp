@@ -28,7 +28,7 @@ at::Tensor FluxInpaintPipeline::denoise(const Prepared& prepared, const EditRequ
                                         EditStats& stats) {
   at::NoGradGuard no_grad;
   const FluxTransformer& transformer = components_.transformer;
-  const auto dtype = transformer->dtype();
+  const auto dtype = at::kFloat;  // activations; bf16 models use bf16 weights (core/linear.h)
   const int64_t vsf = vae_scale_factor();
   const bool fill = is_fill();
   const bool needs_template_latents = !fill || request.strength < 1.0;

@@ -95,7 +95,7 @@ TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& request, 
   Prepared prepared = prepare(request, info.stats);
   engine::CaptureId id = capture_id(prepared, request);
   auto writer = store_->begin(id);
-  engine::CaptureRouter router(*writer, capture_kv, capture_hidden);
+  engine::CaptureRouter router(*writer, capture_kv, capture_hidden, components_.transformer->dtype());
   denoise(prepared, request,
           [&](FluxRequest& call, int step) {
             router.set_step(step);

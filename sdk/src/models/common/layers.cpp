@@ -21,6 +21,8 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : eps(eps) {
 at::Tensor RMSNormImpl::forward(const at::Tensor& x) const {
   at::Tensor x32 = x.to(at::kFloat);
   at::Tensor normalized = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  // float32 activations stay float32 with bfloat16 weights (mixed precision, see linear.h).
+  if (x.scalar_type() == at::kFloat) return normalized * weight.to(at::kFloat);
   return normalized.to(weight.scalar_type()) * weight;
 }
 

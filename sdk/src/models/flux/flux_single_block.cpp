@@ -81,7 +81,7 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
   const int64_t dim = text_attention.size(1);
   at::Tensor attention = at::cat({text_attention, image_attention});
   at::Tensor block_out;
-  if (attention.scalar_type() == at::kFloat) {
+  if (attention.scalar_type() == at::kFloat) {  // bf16 weights: mixed precision, see linear.h
     block_out = linear(attention, proj_out->weight.narrow(1, 0, dim), proj_out->bias);
     linear_accumulate(block_out, mlp, proj_out->weight.narrow(1, dim, proj_out->weight.size(1) - dim));
   } else {

@@ -40,7 +40,9 @@ FluxTransformerImpl::FluxTransformerImpl(const FluxConfig& config) : config_(con
 
 std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxRequest>& requests) const {
   if (requests.empty()) return {};
-  const auto dtype = this->dtype();
+  // Activations are float32 whatever the weights' dtype: bfloat16 weights run their matrix
+  // products in bfloat16 (core/linear.h), everything element-wise stays float32.
+  const auto dtype = at::kFloat;
   const auto device = proj_out->weight.device();
   std::vector<std::pair<int64_t, int64_t>> counts;
   std::vector<at::Tensor> image_inputs, text_inputs, pooled, image_ids, text_ids;

@@ -1,0 +1,84 @@
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+
+#include "core/attention.h"
+#include "core/fast_kernels.h"
+#include "core/linear.h"
+
+using namespace flashps;
+
+namespace {
+double max_difference(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+}
+}  // namespace
+
+TEST_CASE("linear matches ATen and never writes into its parameters", "[kernels]") {
+  auto generator = at::detail::createCPUGenerator(1);
+  at::Tensor weight = at::randn({48, 32}, generator), bias = at::randn({48}, generator);
+  const at::Tensor bias_before = bias.clone();
+  for (int64_t rows : {1, 7, 130}) {
+    at::Tensor x = at::randn({rows, 32}, generator);
+    CHECK(max_difference(linear(x, weight, bias), at::linear(x, weight, bias)) < 1e-4);
+    CHECK(max_difference(linear(x, weight, at::Tensor()), at::linear(x, weight)) < 1e-4);
+  }
+  // One row: the bias broadcast must be a copy, not the parameter itself.
+  CHECK(at::equal(bias, bias_before));
+  // A column slice of a wider weight is read in place.
+  at::Tensor wide = at::randn({48, 80}, generator);
+  at::Tensor x = at::randn({5, 32}, generator);
+  CHECK(max_difference(linear(x, wide.narrow(1, 16, 32), bias), at::linear(x, wide.narrow(1, 16, 32).contiguous(), bias)) < 1e-4);
+  at::Tensor out = linear(x, wide.narrow(1, 0, 32), bias);
+  at::Tensor second = at::randn({5, 48}, generator);
+  linear_accumulate(out, second, wide.narrow(1, 32, 48));
+  CHECK(max_difference(out, at::linear(at::cat({x, second}, 1), wide, bias)) < 1e-4);
+}
+
+TEST_CASE("attention over key parts equals attention over the concatenation", "[kernels]") {
+  auto generator = at::detail::createCPUGenerator(2);
+  const int64_t heads = 2, width = 32;
+  at::Tensor q = at::randn({9, width}, generator);
+  std::vector<at::Tensor> keys{at::randn({4, width}, generator), at::randn({11, width}, generator)};
+  std::vector<at::Tensor> values{at::randn({4, width}, generator), at::randn({11, width}, generator)};
+  at::Tensor k = at::cat(keys), v = at::cat(values);
+  // Reference: explicit softmax(QK^T / sqrt(d)) V per head.
+  at::Tensor qh = q.view({9, heads, 16}).transpose(0, 1), kh = k.view({15, heads, 16}).transpose(0, 1),
+             vh = v.view({15, heads, 16}).transpose(0, 1);
+  at::Tensor expected = at::matmul(at::softmax(at::matmul(qh, kh.transpose(1, 2)) / 4.0, -1), vh)
+                            .transpose(0, 1)
+                            .reshape({9, width});
+  CHECK(max_difference(token_major_attention(q, keys, values, heads), expected) < 1e-5);
+  CHECK(max_difference(token_major_attention(q, k, v, heads), expected) < 1e-5);
+  at::Tensor bf16 = token_major_attention(q.to(at::kBFloat16), k.to(at::kBFloat16), v.to(at::kBFloat16), heads);
+  CHECK(bf16.scalar_type() == at::kBFloat16);
+  CHECK(max_difference(bf16, expected) < 5e-2);
+}
+
+TEST_CASE("vectorised GELU and rotary kernels match ATen in fp32 and bf16", "[kernels]") {
+  auto generator = at::detail::createCPUGenerator(3);
+  at::Tensor x = at::randn({37, 130}, generator) * 4;
+  CHECK(max_difference(fast_gelu_tanh(x), at::gelu(x, "tanh")) < 1e-5);
+  at::Tensor xb = x.to(at::kBFloat16);
+  CHECK(fast_gelu_tanh(xb).scalar_type() == at::kBFloat16);
+  CHECK(max_difference(fast_gelu_tanh(xb), at::gelu(xb.to(at::kFloat), "tanh")) < 0.1);
+
+  const int64_t rows = 6, heads = 3, head_dim = 8;
+  at::Tensor input = at::randn({rows, heads * head_dim}, generator);
+  at::Tensor angles = at::randn({rows, head_dim / 2}, generator).repeat_interleave(2, 1);
+  at::Tensor cos = at::cos(angles), sin = at::sin(angles);
+  // Reference: (x0, x1) -> (x0 cos - x1 sin, x1 cos + x0 sin) per pair.
+  at::Tensor pairs = input.view({rows, heads, head_dim / 2, 2});
+  at::Tensor rotated = at::stack({-pairs.select(3, 1), pairs.select(3, 0)}, 3).view({rows, heads, head_dim});
+  at::Tensor expected = (input.view({rows, heads, head_dim}) * cos.unsqueeze(1) + rotated * sin.unsqueeze(1))
+                            .view({rows, heads * head_dim});
+  CHECK(max_difference(fast_rotary(input, cos, sin, heads), expected) < 1e-5);
+  CHECK(max_difference(fast_rotary(input.to(at::kBFloat16), cos, sin, heads), expected) < 5e-2);
+}
+
+TEST_CASE("row softmax kernel matches ATen", "[kernels]") {
+  at::Tensor scores = at::randn({5, 300}, at::detail::createCPUGenerator(4)) * 30;
+  at::Tensor expected = at::softmax(scores, -1);
+  softmax_rows_inplace(scores.data_ptr<float>(), 5, 300);
+  CHECK(max_difference(scores, expected) < 1e-6);
+}
