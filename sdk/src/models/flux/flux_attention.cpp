@@ -42,6 +42,9 @@ FluxAttentionImpl::FluxAttentionImpl(int64_t dim, int64_t heads, int64_t head_di
     norm_added_k = register_module("norm_added_k", RMSNorm(head_dim, 1e-6));
     to_add_out = register_module("to_add_out", Linear(width, dim));
   }
+  image_qkv = FusedLinear({to_q, to_k, to_v});
+  image_kv = FusedLinear({to_k, to_v});
+  if (joint) text_qkv = FusedLinear({add_q_proj, add_k_proj, add_v_proj});
   if (with_output) {
     output_projection = Linear(width, dim);
     to_out = torch::nn::ModuleList();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/token_router.h"
+#include "models/common/fused_linear.h"
 #include "models/common/layers.h"
 #include "models/common/packed_batch.h"
 #include "models/flux/flux_embeddings.h"
@@ -46,6 +47,8 @@ class FluxAttentionImpl : public torch::nn::Module {
   RMSNorm norm_added_q{nullptr}, norm_added_k{nullptr};
   torch::nn::ModuleList to_out{nullptr};
   Linear output_projection{nullptr};  // to_out.0
+  // The same layers fused for wide products: image q/k/v, image k/v, text q/k/v.
+  FusedLinear image_qkv, image_kv, text_qkv;
 };
 TORCH_MODULE(FluxAttention);
 
@@ -72,6 +75,8 @@ class FluxSingleBlockImpl : public torch::nn::Module {
   Linear norm_linear{nullptr};  // norm.linear
   Linear proj_mlp{nullptr}, proj_out{nullptr};
   FluxAttention attn{nullptr};
+  // q, k, v and the MLP input all read the same normalised rows: fused products.
+  FusedLinear qkv_mlp, kv, q_mlp;
 };
 TORCH_MODULE(FluxSingleBlock);
 

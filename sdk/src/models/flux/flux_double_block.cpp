@@ -53,21 +53,23 @@ void FluxDoubleBlockImpl::forward(int block_index, const FluxBlockContext& conte
                                     batch.text_rows_of(text_mod[1]), batch.text_rows_of(text_mod[0]));
 
   // Keys and values cover every carried row; queries only the rows this block computes.
-  at::Tensor k_image = apply_rotary(per_head_rms_norm(attn->norm_k, attn->to_k->forward(image_normed), heads),
-                                    context.image_rope, heads);
-  at::Tensor v_image = attn->to_v->forward(image_normed);
-  at::Tensor query_input = plan.all_rows ? image_normed : image_normed.index_select(0, plan.image_query_rows);
+  at::Tensor q_projected, k_projected, v_image;
+  if (plan.all_rows) {
+    auto qkv = attn->image_qkv.forward(image_normed);
+    q_projected = qkv[0], k_projected = qkv[1], v_image = qkv[2];
+  } else {
+    auto kv = attn->image_kv.forward(image_normed);
+    k_projected = kv[0], v_image = kv[1];
+    q_projected = attn->to_q->forward(image_normed.index_select(0, plan.image_query_rows));
+  }
+  at::Tensor k_image = apply_rotary(per_head_rms_norm(attn->norm_k, k_projected, heads), context.image_rope, heads);
   RotaryTables query_rope =
       plan.all_rows ? context.image_rope : select_rows(context.image_rope, plan.image_query_rows);
-  at::Tensor q_image = apply_rotary(per_head_rms_norm(attn->norm_q, attn->to_q->forward(query_input), heads),
-                                    query_rope, heads);
-  at::Tensor q_text = apply_rotary(
-      per_head_rms_norm(attn->norm_added_q, attn->add_q_proj->forward(text_normed), heads),
-      context.text_rope, heads);
-  at::Tensor k_text = apply_rotary(
-      per_head_rms_norm(attn->norm_added_k, attn->add_k_proj->forward(text_normed), heads),
-      context.text_rope, heads);
-  at::Tensor v_text = attn->add_v_proj->forward(text_normed);
+  at::Tensor q_image = apply_rotary(per_head_rms_norm(attn->norm_q, q_projected, heads), query_rope, heads);
+  auto text_qkv = attn->text_qkv.forward(text_normed);
+  at::Tensor q_text = apply_rotary(per_head_rms_norm(attn->norm_added_q, text_qkv[0], heads), context.text_rope, heads);
+  at::Tensor k_text = apply_rotary(per_head_rms_norm(attn->norm_added_k, text_qkv[1], heads), context.text_rope, heads);
+  at::Tensor v_text = text_qkv[2];
 
   for (size_t r = 0; r < tokens.size(); ++r) {
     engine::TokenRouter* router = context.routers[r];

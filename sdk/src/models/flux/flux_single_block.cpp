@@ -21,6 +21,9 @@ FluxSingleBlockImpl::FluxSingleBlockImpl(int64_t dim, int64_t heads, int64_t hea
   proj_mlp = register_module("proj_mlp", Linear(dim, mlp_dim));
   proj_out = register_module("proj_out", Linear(dim + mlp_dim, dim));
   attn = register_module("attn", FluxAttention(dim, heads, head_dim, /*joint=*/false, false));
+  qkv_mlp = FusedLinear({attn->to_q, attn->to_k, attn->to_v, proj_mlp});
+  kv = FusedLinear({attn->to_k, attn->to_v});
+  q_mlp = FusedLinear({attn->to_q, proj_mlp});
 }
 
 void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& context,
@@ -42,23 +45,27 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
       at::addcmul(stream_rows_of(mod[0]), layer_norm_no_affine(stream, 1e-6), stream_rows_of(mod[1]) + 1);
 
   const RotaryTables& rope = context.stream_rope;
-  at::Tensor keys = apply_rotary(per_head_rms_norm(attn->norm_k, attn->to_k->forward(normed), heads), rope, heads);
-  at::Tensor values = attn->to_v->forward(normed);
-
   // Computed rows: every text row, then the image query rows (offset past the text rows).
   at::Tensor query_index, query_request;
-  if (!plan.all_rows) {
+  at::Tensor q_projected, k_projected, values, mlp_projected;
+  if (plan.all_rows) {
+    auto projected = qkv_mlp.forward(normed);
+    q_projected = projected[0], k_projected = projected[1], values = projected[2], mlp_projected = projected[3];
+  } else {
     query_index = at::cat({at::arange(text_rows, plan.image_query_rows.options()),
                            plan.image_query_rows + text_rows});
     query_request = at::cat({batch.text_row_request, plan.image_query_request});
+    auto key_value = kv.forward(normed);
+    k_projected = key_value[0], values = key_value[1];
+    auto query_mlp = q_mlp.forward(normed.index_select(0, query_index));
+    q_projected = query_mlp[0], mlp_projected = query_mlp[1];
   }
-  at::Tensor query_input = plan.all_rows ? normed : normed.index_select(0, query_index);
+  at::Tensor keys = apply_rotary(per_head_rms_norm(attn->norm_k, k_projected, heads), rope, heads);
   RotaryTables query_rope = plan.all_rows ? rope
                                           : RotaryTables{rope.cos.index_select(0, query_index),
                                                          rope.sin.index_select(0, query_index)};
-  at::Tensor queries = apply_rotary(per_head_rms_norm(attn->norm_q, attn->to_q->forward(query_input), heads),
-                                    query_rope, heads);
-  at::Tensor mlp = gelu_tanh(proj_mlp->forward(query_input));
+  at::Tensor queries = apply_rotary(per_head_rms_norm(attn->norm_q, q_projected, heads), query_rope, heads);
+  at::Tensor mlp = gelu_tanh(mlp_projected);
 
   for (size_t r = 0; r < tokens.size(); ++r) {
     engine::TokenRouter* router = context.routers[r];
