@@ -118,4 +118,26 @@ void apply_replaced_rows(const PackedBatch& batch, const std::vector<engine::Blo
   }
 }
 
+void record_image_keys_values(const PackedBatch& batch, const std::vector<engine::TokenRouter*>& routers,
+                              int block, const at::Tensor& keys, const at::Tensor& values,
+                              int64_t image_offset) {
+  for (size_t r = 0; r < routers.size(); ++r) {
+    if (!routers[r] || !routers[r]->wants_keys_values(block)) continue;
+    const RequestSlice& slice = batch.requests[r];
+    routers[r]->record_keys_values(block, keys.narrow(0, image_offset + slice.image_begin, slice.image_count),
+                                   values.narrow(0, image_offset + slice.image_begin, slice.image_count));
+  }
+}
+
+void finish_block_image_rows(const PackedBatch& batch, const std::vector<engine::BlockTokens>& tokens,
+                             const std::vector<engine::TokenRouter*>& routers, int block,
+                             at::Tensor& image_stream) {
+  apply_replaced_rows(batch, tokens, image_stream);
+  for (size_t r = 0; r < routers.size(); ++r) {
+    if (!routers[r] || !routers[r]->wants_block_output(block)) continue;
+    const RequestSlice& slice = batch.requests[r];
+    routers[r]->record_block_output(block, image_stream.narrow(0, slice.image_begin, slice.image_count));
+  }
+}
+
 }  // namespace flashps

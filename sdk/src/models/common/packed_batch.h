@@ -55,4 +55,14 @@ std::pair<at::Tensor, at::Tensor> packed_joint_attention(
 void apply_replaced_rows(const PackedBatch& batch, const std::vector<engine::BlockTokens>& tokens,
                          at::Tensor& image_stream);
 
+// Capture hooks shared by every block type. keys/values hold the image rows starting at row
+// `image_offset`; each request's rows go to its router if it asks for them.
+void record_image_keys_values(const PackedBatch& batch, const std::vector<engine::TokenRouter*>& routers,
+                              int block, const at::Tensor& keys, const at::Tensor& values,
+                              int64_t image_offset);
+// End of a block: hidden-replay rows are written back, then block outputs are captured.
+void finish_block_image_rows(const PackedBatch& batch, const std::vector<engine::BlockTokens>& tokens,
+                             const std::vector<engine::TokenRouter*>& routers, int block,
+                             at::Tensor& image_stream);
+
 }  // namespace flashps

@@ -71,14 +71,7 @@ void FluxDoubleBlockImpl::forward(int block_index, const FluxBlockContext& conte
   at::Tensor k_text = apply_rotary(per_head_rms_norm(attn->norm_added_k, text_qkv[1], heads), context.text_rope, heads);
   at::Tensor v_text = text_qkv[2];
 
-  for (size_t r = 0; r < tokens.size(); ++r) {
-    engine::TokenRouter* router = context.routers[r];
-    if (router && router->wants_keys_values(block_index)) {
-      const RequestSlice& slice = batch.requests[r];
-      router->record_keys_values(block_index, k_image.narrow(0, slice.image_begin, slice.image_count),
-                                 v_image.narrow(0, slice.image_begin, slice.image_count));
-    }
-  }
+  record_image_keys_values(batch, context.routers, block_index, k_image, v_image, 0);
 
   auto [text_attention, image_attention] = packed_joint_attention(
       batch, plan, tokens, q_text, k_text, v_text, q_image, k_image, v_image, heads);
@@ -104,14 +97,7 @@ void FluxDoubleBlockImpl::forward(int block_index, const FluxBlockContext& conte
                                        batch.text_rows_of(text_mod[3]));
   text = text + batch.text_rows_of(text_mod[5]) * ff_context->forward(text_mlp_input);
 
-  apply_replaced_rows(batch, tokens, image);
-  for (size_t r = 0; r < tokens.size(); ++r) {
-    engine::TokenRouter* router = context.routers[r];
-    if (router && router->wants_block_output(block_index)) {
-      const RequestSlice& slice = batch.requests[r];
-      router->record_block_output(block_index, image.narrow(0, slice.image_begin, slice.image_count));
-    }
-  }
+  finish_block_image_rows(batch, tokens, context.routers, block_index, image);
 }
 
 }  // namespace flashps

@@ -67,15 +67,7 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
   at::Tensor queries = apply_rotary(per_head_rms_norm(attn->norm_q, q_projected, heads), query_rope, heads);
   at::Tensor mlp = gelu_tanh(mlp_projected);
 
-  for (size_t r = 0; r < tokens.size(); ++r) {
-    engine::TokenRouter* router = context.routers[r];
-    if (router && router->wants_keys_values(block_index)) {
-      const RequestSlice& slice = batch.requests[r];
-      router->record_keys_values(block_index,
-                                 keys.narrow(0, text_rows + slice.image_begin, slice.image_count),
-                                 values.narrow(0, text_rows + slice.image_begin, slice.image_count));
-    }
-  }
+  record_image_keys_values(batch, context.routers, block_index, keys, values, text_rows);
 
   const int64_t image_rows = batch.image_rows;
   const int64_t query_image_rows = queries.size(0) - text_rows;
@@ -103,14 +95,7 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
   }
 
   at::Tensor image = stream.narrow(0, text_rows, image_rows);
-  apply_replaced_rows(batch, tokens, image);
-  for (size_t r = 0; r < tokens.size(); ++r) {
-    engine::TokenRouter* router = context.routers[r];
-    if (router && router->wants_block_output(block_index)) {
-      const RequestSlice& slice = batch.requests[r];
-      router->record_block_output(block_index, image.narrow(0, slice.image_begin, slice.image_count));
-    }
-  }
+  finish_block_image_rows(batch, tokens, context.routers, block_index, image);
 }
 
 }  // namespace flashps
