@@ -82,3 +82,13 @@ TEST_CASE("row softmax kernel matches ATen", "[kernels]") {
   softmax_rows_inplace(scores.data_ptr<float>(), 5, 300);
   CHECK(max_difference(scores, expected) < 1e-6);
 }
+
+TEST_CASE("per-head RMS norm kernel matches the reference on strided input", "[kernels]") {
+  auto generator = at::detail::createCPUGenerator(5);
+  at::Tensor wide = at::randn({7, 3 * 32}, generator);
+  at::Tensor x = wide.narrow(1, 32, 2 * 16);  // two heads of 16, row stride 96
+  at::Tensor weight = at::randn({16}, generator);
+  at::Tensor heads = x.contiguous().view({7, 2, 16});
+  at::Tensor expected = (heads * at::rsqrt(heads.pow(2).mean(-1, true) + 1e-6) * weight).view({7, 32});
+  CHECK(max_difference(fast_head_rms_norm(x, weight, 2, 1e-6), expected) < 1e-5);
+}

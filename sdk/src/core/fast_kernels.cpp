@@ -154,4 +154,36 @@ at::Tensor fast_rotary(const at::Tensor& input, const at::Tensor& cos, const at:
   return out;
 }
 
+namespace {
+
+FLASHPS_VECTOR_CLONES void rms_norm_row(const float* in, const float* weight, float* out, int64_t dim,
+                                        float eps) {
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < dim; ++i) sum += in[i] * in[i];
+  const float scale = 1.0f / std::sqrt(sum / static_cast<float>(dim) + eps);
+#pragma omp simd
+  for (int64_t i = 0; i < dim; ++i) out[i] = in[i] * scale * weight[i];
+}
+
+}  // namespace
+
+at::Tensor fast_head_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t heads, double eps) {
+  at::Tensor input = x.scalar_type() == at::kFloat && x.stride(1) == 1 ? x : x.to(at::kFloat).contiguous();
+  at::Tensor scale = weight.to(at::kFloat).contiguous();
+  const int64_t rows = input.size(0), width = input.size(1), head_dim = width / heads;
+  const int64_t row_stride = input.stride(0);
+  at::Tensor out = at::empty({rows, width}, input.options().memory_format(at::MemoryFormat::Contiguous));
+  const float* source = input.data_ptr<float>();
+  const float* w = scale.data_ptr<float>();
+  float* target = out.data_ptr<float>();
+  at::parallel_for(0, rows, 32, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t h = 0; h < heads; ++h)
+        rms_norm_row(source + r * row_stride + h * head_dim, w, target + r * width + h * head_dim, head_dim,
+                     static_cast<float>(eps));
+  });
+  return out;
+}
+
 }  // namespace flashps

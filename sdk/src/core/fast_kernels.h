@@ -17,6 +17,10 @@ at::Tensor fast_gelu_tanh(const at::Tensor& x);
 // [rows, head_dim]; float32 or bfloat16 (same dtype out).
 at::Tensor fast_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, int64_t heads);
 
+// Per-head RMS norm with a learned scale (diffusers RMSNorm, statistics in float32) on
+// x [rows, heads*head_dim] (any row stride), weight [head_dim]; float32 out.
+at::Tensor fast_head_rms_norm(const at::Tensor& x, const at::Tensor& weight, int64_t heads, double eps);
+
 bool fast_kernels_apply(const at::Tensor& x);  // CPU, contiguous-able float32/bfloat16
 
 }  // namespace flashps

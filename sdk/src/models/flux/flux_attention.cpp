@@ -1,5 +1,6 @@
 #include <ATen/ATen.h>
 
+#include "core/fast_kernels.h"
 #include "models/flux/flux_blocks.h"
 
 namespace flashps {
@@ -54,6 +55,8 @@ FluxAttentionImpl::FluxAttentionImpl(int64_t dim, int64_t heads, int64_t head_di
 }
 
 at::Tensor per_head_rms_norm(const RMSNorm& norm, const at::Tensor& x, int64_t heads) {
+  if (x.device().is_cpu() && x.scalar_type() == at::kFloat)
+    return fast_head_rms_norm(x, norm->weight, heads, norm->eps);
   const int64_t rows = x.size(0);
   return norm->forward(x.view({rows, heads, x.size(1) / heads})).view({rows, x.size(1)});
 }
