@@ -82,34 +82,32 @@ void linear_accumulate(at::Tensor& out, const at::Tensor& x, const at::Tensor& w
   out.add_(at::matmul(x, weight_columns.t()));
 }
 
-at::Tensor batched_matmul_transposed(const at::Tensor& a, const at::Tensor& b) {
-  if (!use_dnnl_fp32(a, b)) return at::matmul(a, b.transpose(-1, -2));
+namespace {
+
+// a [batch, m, k] times b [batch, k, n] (or b^T with b [batch, n, k]), one sgemm per batch entry.
+at::Tensor batched_product(const at::Tensor& a, const at::Tensor& b, bool transpose_b) {
+  if (!use_dnnl_fp32(a, b)) return at::matmul(a, transpose_b ? b.transpose(-1, -2) : b);
 #ifdef FLASHPS_HAVE_DNNL
   at::Tensor lhs = a.contiguous(), rhs = b.contiguous();
-  const int64_t batch = lhs.size(0), m = lhs.size(1), k = lhs.size(2), n = rhs.size(1);
+  const int64_t batch = lhs.size(0), m = lhs.size(1), k = lhs.size(2);
+  const int64_t n = transpose_b ? rhs.size(1) : rhs.size(2);
   at::Tensor result = at::empty({batch, m, n}, lhs.options());
   const float* pa = lhs.data_ptr<float>();
   const float* pb = rhs.data_ptr<float>();
   float* pc = result.data_ptr<float>();
   for (int64_t i = 0; i < batch; ++i)
-    sgemm(true, m, n, k, pa + i * m * k, k, pb + i * n * k, k, 0.0f, pc + i * m * n, n);
+    sgemm(transpose_b, m, n, k, pa + i * m * k, k, pb + i * n * k, transpose_b ? k : n, 0.0f,
+          pc + i * m * n, n);
   return result;
 #endif
 }
 
-at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
-  if (!use_dnnl_fp32(a, b)) return at::matmul(a, b);
-#ifdef FLASHPS_HAVE_DNNL
-  at::Tensor lhs = a.contiguous(), rhs = b.contiguous();
-  const int64_t batch = lhs.size(0), m = lhs.size(1), k = lhs.size(2), n = rhs.size(2);
-  at::Tensor result = at::empty({batch, m, n}, lhs.options());
-  const float* pa = lhs.data_ptr<float>();
-  const float* pb = rhs.data_ptr<float>();
-  float* pc = result.data_ptr<float>();
-  for (int64_t i = 0; i < batch; ++i)
-    sgemm(false, m, n, k, pa + i * m * k, k, pb + i * k * n, n, 0.0f, pc + i * m * n, n);
-  return result;
-#endif
+}  // namespace
+
+at::Tensor batched_matmul_transposed(const at::Tensor& a, const at::Tensor& b) {
+  return batched_product(a, b, true);
 }
+
+at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) { return batched_product(a, b, false); }
 
 }  // namespace flashps
