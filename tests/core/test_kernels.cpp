@@ -92,3 +92,21 @@ TEST_CASE("per-head RMS norm kernel matches the reference on strided input", "[k
   at::Tensor expected = (heads * at::rsqrt(heads.pow(2).mean(-1, true) + 1e-6) * weight).view({7, 32});
   CHECK(max_difference(fast_head_rms_norm(x, weight, 2, 1e-6), expected) < 1e-5);
 }
+
+TEST_CASE("linear reads column-major (transposed-storage) weights and their slices", "[kernels]") {
+  auto generator = at::detail::createCPUGenerator(6);
+  at::Tensor weight = at::randn({24, 40}, generator), bias = at::randn({24}, generator);
+  const at::Tensor reference = weight.clone();
+  store_weights_transposed(weight);
+  CHECK(weight.sizes() == reference.sizes());
+  CHECK(weight.stride(0) == 1);
+  CHECK(at::equal(weight, reference));
+  at::Tensor x = at::randn({9, 40}, generator);
+  CHECK(max_difference(linear(x, weight, bias), at::linear(x, reference, bias)) < 1e-4);
+  at::Tensor out = linear(x.narrow(1, 0, 16), weight.narrow(1, 0, 16), bias);
+  linear_accumulate(out, x.narrow(1, 16, 24), weight.narrow(1, 16, 24));
+  CHECK(max_difference(out, at::linear(x, reference, bias)) < 1e-4);
+  at::Tensor single_input = at::randn({24, 1}, generator);  // in = 1: never treated as transposed
+  store_weights_transposed(single_input);
+  CHECK(max_difference(linear(at::ones({2, 1}), single_input, at::Tensor()), single_input.t().expand({2, 24})) < 1e-6);
+}

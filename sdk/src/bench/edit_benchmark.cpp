@@ -14,6 +14,7 @@
 #include "engine/planner.h"
 #include "engine/replay_router.h"
 #include "models/flux/flux_transformer.h"
+#include "models/common/layers.h"
 #include "models/random_weights.h"
 #include "pipeline/flux_packing.h"
 
@@ -115,6 +116,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
 
   FluxTransformer model(config);
   fill_random_weights(*model, options.seed + 1);
+  prefer_fast_linear_layout(*model);
   std::vector<int> steps;
   for (int i = 0; i < options.steps; ++i) steps.push_back(i);
   int done = 0;

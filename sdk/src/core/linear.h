@@ -12,6 +12,10 @@ namespace flashps {
 // between layers (LibTorch 1.13's bfloat16 element-wise kernels are slow on CPU).
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
+// Re-stores a float32 weight [out, in] column-major (same shape and values, transposed memory),
+// the layout linear() multiplies fastest; no extra memory. Called once after loading.
+void store_weights_transposed(at::Tensor& weight);
+
 // out [m, n] += x [m, k] @ weight_columns^T, where weight_columns [n, k] may be a column slice
 // of a larger weight (it is read in place). Splitting a layer over concatenated inputs this way
 // avoids building the concatenation.

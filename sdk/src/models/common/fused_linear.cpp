@@ -28,6 +28,7 @@ std::vector<at::Tensor> FusedLinear::forward(const at::Tensor& x) const {
         biases.push_back(part->bias.defined() ? part->bias : at::zeros({part->out_features()}, part->weight.options()));
       }
       weight_ = at::cat(weights, 0).contiguous();
+      store_weights_transposed(weight_);
       bias_ = at::cat(biases, 0).contiguous();
       source_pointers_ = pointers;
     }

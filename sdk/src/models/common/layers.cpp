@@ -26,6 +26,11 @@ at::Tensor RMSNormImpl::forward(const at::Tensor& x) const {
   return normalized.to(weight.scalar_type()) * weight;
 }
 
+void prefer_fast_linear_layout(torch::nn::Module& module) {
+  for (const auto& child : module.modules(/*include_self=*/true))
+    if (auto* linear_layer = dynamic_cast<LinearImpl*>(child.get())) store_weights_transposed(linear_layer->weight);
+}
+
 at::Tensor layer_norm_no_affine(const at::Tensor& x, double eps) {
   return at::layer_norm(x, {x.size(-1)}, {}, {}, eps);
 }

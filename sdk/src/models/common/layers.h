@@ -31,6 +31,10 @@ TORCH_MODULE(RMSNorm);
 class EmptySlotImpl : public torch::nn::Module {};
 TORCH_MODULE(EmptySlot);
 
+// Re-stores every Linear weight of a module tree in the layout flashps::linear multiplies
+// fastest (see store_weights_transposed); shapes, names and values are unchanged.
+void prefer_fast_linear_layout(torch::nn::Module& module);
+
 // Parameter-free LayerNorm over the last dimension (elementwise_affine=False).
 at::Tensor layer_norm_no_affine(const at::Tensor& x, double eps);
 at::Tensor gelu_tanh(const at::Tensor& x);

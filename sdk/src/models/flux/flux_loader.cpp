@@ -15,6 +15,7 @@ FluxTransformer load_flux_transformer(const std::string& model_dir, at::ScalarTy
   WeightLoadOptions options;
   options.dtype = dtype;
   load_weights_strict(*model, views, options);
+  prefer_fast_linear_layout(*model);
   model->eval();
   return model;
 }
