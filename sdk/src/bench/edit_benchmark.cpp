@@ -125,6 +125,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
 
   for (const std::string& dtype_name : options.dtypes) {
     model->to(dtype_of(dtype_name));
+    prefer_fast_linear_layout(*model);
     denoise(model, work, nullptr);  // warm-up: first-touch of buffers and kernels
     const double full_seconds = fastest_of(options.repeats, [&] { denoise(model, work, nullptr); });
     report.rows.push_back({"full", 1.0, dtype_name, full_seconds, 1.0, 1.0, 0, 0, 0});

@@ -28,7 +28,15 @@ at::Tensor RMSNormImpl::forward(const at::Tensor& x) const {
 
 void prefer_fast_linear_layout(torch::nn::Module& module) {
   for (const auto& child : module.modules(/*include_self=*/true))
-    if (auto* linear_layer = dynamic_cast<LinearImpl*>(child.get())) store_weights_transposed(linear_layer->weight);
+    if (auto* linear_layer = dynamic_cast<LinearImpl*>(child.get())) {
+      at::Tensor& weight = linear_layer->weight;
+      if (weight.scalar_type() == at::kFloat) {
+        store_weights_transposed(weight);
+      } else if (!weight.is_contiguous()) {
+        at::NoGradGuard no_grad;
+        weight.set_data(weight.contiguous());  // other dtypes multiply fastest row-major
+      }
+    }
 }
 
 at::Tensor layer_norm_no_affine(const at::Tensor& x, double eps) {

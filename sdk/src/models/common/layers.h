@@ -32,7 +32,8 @@ class EmptySlotImpl : public torch::nn::Module {};
 TORCH_MODULE(EmptySlot);
 
 // Re-stores every Linear weight of a module tree in the layout flashps::linear multiplies
-// fastest (see store_weights_transposed); shapes, names and values are unchanged.
+// fastest for its dtype (float32: column-major, see store_weights_transposed; others: row-major);
+// shapes, names and values are unchanged. Call after loading and after any dtype conversion.
 void prefer_fast_linear_layout(torch::nn::Module& module);
 
 // Parameter-free LayerNorm over the last dimension (elementwise_affine=False).
