@@ -1,5 +1,7 @@
 #include "core/attention.h"
 
+#include "core/autograd_mode.h"
+
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
@@ -40,7 +42,9 @@ at::Tensor token_major_attention(const at::Tensor& q, const std::vector<at::Tens
 #ifdef FLASHPS_HAVE_DNNL
   const bool cpu = q.device().is_cpu() &&
                    (q.scalar_type() == at::kFloat || q.scalar_type() == at::kBFloat16);
-  if (cpu) {
+  bool differentiable = needs_autograd(q);
+  for (size_t p = 0; p < key_parts.size(); ++p) differentiable |= needs_autograd(key_parts[p], value_parts[p]);
+  if (cpu && !differentiable) {
     // bf16 inputs are widened: fp32 sgemm is fast here and keeps softmax inputs exact.
     auto as_float = [](const at::Tensor& x) { return x.to(at::kFloat).contiguous(); };
     at::Tensor qc = as_float(q);

@@ -1,5 +1,7 @@
 #include "core/fast_kernels.h"
 
+#include "core/autograd_mode.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -81,7 +83,8 @@ at::Tensor map_elements(const at::Tensor& input, Kernel kernel) {
 }  // namespace
 
 bool fast_kernels_apply(const at::Tensor& x) {
-  return x.device().is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16);
+  return x.device().is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16) &&
+         !needs_autograd(x);
 }
 
 namespace {

@@ -1,5 +1,7 @@
 #include "core/linear.h"
 
+#include "core/autograd_mode.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -13,7 +15,7 @@ namespace {
 bool use_dnnl_fp32(const at::Tensor& a, const at::Tensor& b) {
 #ifdef FLASHPS_HAVE_DNNL
   return a.device().is_cpu() && b.device().is_cpu() && a.scalar_type() == at::kFloat &&
-         b.scalar_type() == at::kFloat;
+         b.scalar_type() == at::kFloat && !needs_autograd(a, b);
 #else
   (void)a;
   (void)b;
@@ -53,7 +55,7 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
     if (bias.defined()) product.add_(bias.to(at::kFloat));
     return product;
   }
-  if (!use_dnnl_fp32(x, weight) || x.numel() == 0) return at::linear(x, weight, bias);
+  if (!use_dnnl_fp32(x, weight) || x.numel() == 0 || needs_autograd(bias)) return at::linear(x, weight, bias);
 #ifdef FLASHPS_HAVE_DNNL
   const int64_t in = weight.size(1), out = weight.size(0);
   at::Tensor rows = x.reshape({-1, in}).contiguous();

@@ -75,11 +75,13 @@ void write_random_flux_model(const std::string& dir, const RandomFluxModelSpec& 
   write_json(fs::path(dir) / "transformer" / "config.json", spec.transformer.to_json());
   save_module(fs::path(dir) / "transformer" / "diffusion_pytorch_model.safetensors", *transformer);
 
-  AutoencoderKLConfig vae_config = parse_autoencoder_kl_config(spec.vae_config, dir + "/vae/config.json");
-  AutoencoderKL vae(vae_config);
-  fill_random_weights(vae, spec.seed + 1);
   write_json(fs::path(dir) / "vae" / "config.json", spec.vae_config);
-  save_module(fs::path(dir) / "vae" / "diffusion_pytorch_model.safetensors", vae);
+  if (spec.vae_config.value("_class_name", std::string()) == "AutoencoderKL") {
+    AutoencoderKLConfig vae_config = parse_autoencoder_kl_config(spec.vae_config, dir + "/vae/config.json");
+    AutoencoderKL vae(vae_config);
+    fill_random_weights(vae, spec.seed + 1);
+    save_module(fs::path(dir) / "vae" / "diffusion_pytorch_model.safetensors", vae);
+  }
 
   write_json(fs::path(dir) / "scheduler" / "scheduler_config.json", spec.scheduler_config);
 
@@ -91,7 +93,7 @@ void write_random_flux_model(const std::string& dir, const RandomFluxModelSpec& 
              {{"_class_name", "FluxFillPipeline"},
               {"_flashps_note", "random weights: for tests and benchmarks, not for real edits"},
               {"transformer", {"diffusers", "FluxTransformer2DModel"}},
-              {"vae", {"diffusers", "AutoencoderKL"}},
+              {"vae", {"diffusers", spec.vae_config.value("_class_name", std::string("AutoencoderKL"))}},
               {"scheduler", {"diffusers", "FlowMatchEulerDiscreteScheduler"}}});
 }
 

@@ -58,7 +58,7 @@ at::Tensor FluxInpaintPipeline::denoise(const Prepared& prepared, const EditRequ
   const int start = first_step(steps, request.strength);
   if (start >= steps) throw Error("strength too low: no denoising step would run");
 
-  const int64_t latent_channels = components_.vae->config().latent_channels;
+  const int64_t latent_channels = components_.vae->latent_channels();
   auto generator = at::detail::createCPUGenerator(request.seed);
   at::Tensor noise = pack_latents(
       at::randn({latent_channels, prepared.latent_height, prepared.latent_width}, generator));

@@ -31,6 +31,11 @@ std::string fingerprint_of(const std::string& dir) {
     }
   }
   for (const char* component : {"transformer", "vae"}) {
+    // A weightless autoencoder (FlashPSPatchAutoencoder) is fully described by its config.
+    const fs::path folder = fs::path(dir) / component;
+    if (!fs::exists(folder / "diffusion_pytorch_model.safetensors") &&
+        !fs::exists(folder / "diffusion_pytorch_model.safetensors.index.json") && std::string(component) == "vae")
+      continue;
     for (const auto& weights : open_component_weights((fs::path(dir) / component).string())) {
       for (const TensorInfo& tensor : weights->tensors()) {
         hasher.update(tensor.name);
@@ -50,7 +55,7 @@ FluxInpaintPipeline::FluxInpaintPipeline(FluxPipelineComponents components,
     : components_(std::move(components)), store_(std::move(store)) {
   if (!store_) store_ = std::make_shared<engine::MemoryCaptureStore>();
   const FluxConfig& config = components_.transformer->config();
-  const int64_t latent_channels = components_.vae->config().latent_channels;
+  const int64_t latent_channels = components_.vae->latent_channels();
   const int64_t vsf = vae_scale_factor();
   if (config.out_channels != latent_channels * 4)
     throw Error(components_.model_dir + ": transformer out_channels " +
@@ -76,7 +81,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   FluxPipelineComponents components;
   components.model_dir = model_dir;
   components.transformer = load_flux_transformer((fs::path(model_dir) / "transformer").string(), dtype);
-  components.vae = load_autoencoder_kl((fs::path(model_dir) / "vae").string(), at::kFloat);
+  components.vae = load_image_autoencoder((fs::path(model_dir) / "vae").string(), at::kFloat);
   const fs::path scheduler_config = fs::path(model_dir) / "scheduler" / "scheduler_config.json";
   if (!fs::exists(scheduler_config)) throw Error(model_dir + ": no scheduler/scheduler_config.json");
   components.scheduler = load_scheduler(scheduler_config.string());

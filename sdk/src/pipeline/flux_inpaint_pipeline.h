@@ -16,7 +16,7 @@
 #include "engine/capture.h"
 #include "engine/cost_model.h"
 #include "models/flux/flux_transformer.h"
-#include "models/vae/autoencoder_kl.h"
+#include "models/vae/image_autoencoder.h"
 #include "pipeline/edit_types.h"
 #include "schedulers/scheduler.h"
 
@@ -24,7 +24,7 @@ namespace flashps {
 
 struct FluxPipelineComponents {
   FluxTransformer transformer{nullptr};
-  std::shared_ptr<AutoencoderKL> vae;
+  std::shared_ptr<ImageAutoencoder> vae;
   std::unique_ptr<Scheduler> scheduler;
   Conditioning empty_prompt;  // stored embeddings for models without a text encoder
   std::string model_dir;

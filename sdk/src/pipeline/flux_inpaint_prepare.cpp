@@ -22,7 +22,7 @@ int round_down_to(int value, int64_t multiple) {
 }  // namespace
 
 int64_t FluxInpaintPipeline::vae_scale_factor() const {
-  return int64_t{1} << (components_.vae->config().block_out_channels.size() - 1);
+  return components_.vae->scale_factor();
 }
 
 FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& request,

@@ -2,11 +2,17 @@
 
 #include <ATen/ATen.h>
 
+#include "core/autograd_mode.h"
 #include "core/linear.h"
 
 namespace flashps {
 
 std::vector<at::Tensor> FusedLinear::forward(const at::Tensor& x) const {
+  if (needs_autograd(parts_[0]->weight)) {  // training: no cached concatenation in the graph
+    std::vector<at::Tensor> outputs;
+    for (const Linear& part : parts_) outputs.push_back(part->forward(x));
+    return outputs;
+  }
   at::Tensor weight, bias;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -1,5 +1,6 @@
 #include <ATen/ATen.h>
 
+#include "core/autograd_mode.h"
 #include "core/fast_kernels.h"
 #include "models/flux/flux_blocks.h"
 
@@ -55,7 +56,7 @@ FluxAttentionImpl::FluxAttentionImpl(int64_t dim, int64_t heads, int64_t head_di
 }
 
 at::Tensor per_head_rms_norm(const RMSNorm& norm, const at::Tensor& x, int64_t heads) {
-  if (x.device().is_cpu() && x.scalar_type() == at::kFloat)
+  if (x.device().is_cpu() && x.scalar_type() == at::kFloat && !needs_autograd(x, norm->weight))
     return fast_head_rms_norm(x, norm->weight, heads, norm->eps);
   const int64_t rows = x.size(0);
   return norm->forward(x.view({rows, heads, x.size(1) / heads})).view({rows, x.size(1)});

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "models/vae/autoencoder_kl_config.h"
+#include "models/vae/image_autoencoder.h"
 
 namespace flashps {
 
@@ -21,7 +22,7 @@ class Conv2dLayer;
 
 // Every method is const and keeps no state between calls, so one instance may serve several
 // threads. Inputs of any floating dtype are converted to the model's dtype and device.
-class AutoencoderKL : public torch::nn::Module {
+class AutoencoderKL : public torch::nn::Module, public ImageAutoencoder {
  public:
   // Parameters are allocated but uninitialised: load them with load_weights_strict (or use
   // load_autoencoder_kl, which does).
@@ -41,8 +42,11 @@ class AutoencoderKL : public torch::nn::Module {
 
   // Pipeline helpers, float32 in and out: latents = (mean - shift_factor) * scaling_factor, and
   // the inverse on the way back (decode(latents / scaling_factor + shift_factor)).
-  at::Tensor encode_to_latents(const at::Tensor& image) const;
-  at::Tensor decode_latents(const at::Tensor& latents) const;
+  at::Tensor encode_to_latents(const at::Tensor& image) const override;
+  at::Tensor decode_latents(const at::Tensor& latents) const override;
+
+  int64_t latent_channels() const override { return config_.latent_channels; }
+  int64_t scale_factor() const override { return config_.downscale_factor(); }
 
  private:
   at::Tensor to_model_input(const at::Tensor& input, int64_t channels, const char* operation) const;

@@ -1,0 +1,33 @@
+// What a latent-diffusion pipeline needs from its autoencoder: images in [-1, 1] to normalised
+// latents and back, and the latent geometry. Implemented by AutoencoderKL (diffusers) and by
+// PatchAutoencoder (a fixed, exact pixel-unshuffle used by the bundled small model).
+#pragma once
+#include <ATen/Tensor.h>
+#include <c10/core/ScalarType.h>
+
+#include <memory>
+#include <string>
+
+namespace flashps {
+
+class ImageAutoencoder {
+ public:
+  virtual ~ImageAutoencoder() = default;
+
+  virtual int64_t latent_channels() const = 0;
+  // Image pixels per latent pixel along each axis.
+  virtual int64_t scale_factor() const = 0;
+
+  // image [B, 3, H, W] in [-1, 1] -> latents [B, latent_channels, H/f, W/f], float32, already
+  // shifted and scaled the way the diffusion model was trained.
+  virtual at::Tensor encode_to_latents(const at::Tensor& image) const = 0;
+  // The inverse: latents -> image [B, 3, H, W] in about [-1, 1] (not clamped), float32.
+  virtual at::Tensor decode_latents(const at::Tensor& latents) const = 0;
+};
+
+// Loads <dir>/config.json and dispatches on "_class_name" ("AutoencoderKL" or
+// "FlashPSPatchAutoencoder"); throws Error naming the folder on anything else.
+std::shared_ptr<ImageAutoencoder> load_image_autoencoder(const std::string& dir,
+                                                         at::ScalarType dtype = at::kFloat);
+
+}  // namespace flashps
