@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "pipeline/fill_conditioning.h"
 #include "pipeline/flux_inpaint_prepare.h"
 #include "pipeline/flux_packing.h"
 #include "schedulers/flow_match_euler_discrete.h"
@@ -39,11 +40,7 @@ at::Tensor FluxInpaintPipeline::denoise(const Prepared& prepared, const EditRequ
     template_latents = pack_latents(components_.vae->encode_to_latents(prepared.image.unsqueeze(0))[0]);
   at::Tensor fill_conditioning;
   if (fill) {
-    // Masked image: the template with masked pixels set to 0 (mid-grey in [-1, 1]).
-    at::Tensor masked_image = prepared.image * (1 - prepared.pixel_mask).unsqueeze(0);
-    at::Tensor masked_latents =
-        pack_latents(components_.vae->encode_to_latents(masked_image.unsqueeze(0))[0]);
-    fill_conditioning = at::cat({masked_latents, pack_fill_mask(prepared.pixel_mask, vsf)}, 1).to(dtype);
+    fill_conditioning = flashps::fill_conditioning(*components_.vae, prepared.image, prepared.pixel_mask).to(dtype);
   }
   stats.encode_seconds += seconds_since(encode_start);
 

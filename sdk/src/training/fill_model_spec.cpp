@@ -1,0 +1,90 @@
+#include "training/fill_model_spec.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/tensor_io.h"
+
+namespace flashps::training {
+namespace {
+
+void write_json(const std::filesystem::path& path, const nlohmann::json& json) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << json.dump(2) << "\n";
+    if (!out) throw Error(path.string() + ": cannot write");
+  }
+  std::filesystem::rename(temporary, path);
+}
+
+}  // namespace
+
+nlohmann::json FillModelSpec::to_json() const {
+  return {{"transformer", transformer.to_json()},
+          {"vae", autoencoder.to_json()},
+          {"scheduler", scheduler_config},
+          {"text_tokens", text_tokens}};
+}
+
+FillModelSpec small_fill_spec() {
+  FillModelSpec spec;
+  spec.autoencoder.patch_size = 4;
+  spec.autoencoder.in_channels = 3;
+  spec.autoencoder.scaling_factor = 2.0;  // photo pixels in [-1, 1] have a spread of about 0.5
+  spec.autoencoder.shift_factor = 0.0;
+  const int64_t latent_channels = 3 * 4 * 4;
+  FluxConfig& config = spec.transformer;
+  config.out_channels = latent_channels * 4;
+  config.in_channels = 2 * config.out_channels + 4 * 4 * 4;  // + packed 4x4 mask blocks
+  config.num_layers = 2;
+  config.num_single_layers = 4;
+  config.attention_head_dim = 64;
+  config.num_attention_heads = 4;
+  config.joint_attention_dim = 64;
+  config.pooled_projection_dim = 64;
+  config.axes_dims_rope = {8, 28, 28};
+  config.guidance_embeds = false;
+  spec.scheduler_config = {{"_class_name", "FlowMatchEulerDiscreteScheduler"},
+                           {"num_train_timesteps", 1000},
+                           {"shift", 3.0},
+                           {"use_dynamic_shifting", true},
+                           {"base_shift", 0.5},
+                           {"max_shift", 1.15},
+                           {"base_image_seq_len", 256},
+                           {"max_image_seq_len", 4096}};
+  return spec;
+}
+
+void write_fill_model(const std::string& dir, const FillModelSpec& spec, torch::nn::Module& transformer,
+                      const at::Tensor& prompt_embeds, const at::Tensor& pooled_prompt_embeds,
+                      at::ScalarType weights_dtype, const nlohmann::json& notes) {
+  namespace fs = std::filesystem;
+  for (const char* component : {"transformer", "vae", "scheduler"}) fs::create_directories(fs::path(dir) / component);
+  at::NoGradGuard no_grad;
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  for (const auto& item : transformer.named_parameters(true))
+    tensors.emplace_back(item.key(), item.value().detach().to(weights_dtype).contiguous());
+  save_safetensors((fs::path(dir) / "transformer" / "diffusion_pytorch_model.safetensors").string(), tensors,
+                   {{"format", "pt"}});
+  write_json(fs::path(dir) / "transformer" / "config.json", spec.transformer.to_json());
+  write_json(fs::path(dir) / "vae" / "config.json", spec.autoencoder.to_json());
+  write_json(fs::path(dir) / "scheduler" / "scheduler_config.json", spec.scheduler_config);
+  save_safetensors((fs::path(dir) / "empty_prompt_embeds.safetensors").string(),
+                   {{"prompt_embeds", prompt_embeds.detach().to(at::kFloat).contiguous()},
+                    {"pooled_prompt_embeds", pooled_prompt_embeds.detach().to(at::kFloat).contiguous()}});
+  nlohmann::json index = {{"_class_name", "FluxFillPipeline"},
+                          {"transformer", {"diffusers", "FluxTransformer2DModel"}},
+                          {"vae", {"flashps", "FlashPSPatchAutoencoder"}},
+                          {"scheduler", {"diffusers", "FlowMatchEulerDiscreteScheduler"}},
+                          {"text_encoder", nullptr},
+                          {"_flashps_unconditional", true}};
+  if (!notes.is_null()) index["_flashps_training"] = notes;
+  write_json(fs::path(dir) / "model_index.json", index);
+}
+
+}  // namespace flashps::training

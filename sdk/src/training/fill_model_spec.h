@@ -1,0 +1,37 @@
+// The architecture of a trainable Flux Fill model with a fixed patch autoencoder, and how such a
+// model folder is written in diffusers layout.
+#pragma once
+#include <ATen/Tensor.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/flux/flux_config.h"
+#include "models/vae/patch_autoencoder.h"
+
+namespace torch::nn {
+class Module;
+}
+
+namespace flashps::training {
+
+struct FillModelSpec {
+  FluxConfig transformer;
+  PatchAutoencoderConfig autoencoder;
+  nlohmann::json scheduler_config;
+  int64_t text_tokens = 4;  // learned "empty prompt" tokens (the model is unconditional)
+
+  nlohmann::json to_json() const;
+};
+
+// The bundled default model: 4 heads x 64, 2 double + 4 single blocks, 4x4-pixel patch latents
+// (48 channels; one token = 8x8 pixels).
+FillModelSpec small_fill_spec();
+
+// Writes <dir>/{model_index.json, transformer/, vae/, scheduler/, empty_prompt_embeds.safetensors}
+// with the transformer's weights converted to `weights_dtype`.
+void write_fill_model(const std::string& dir, const FillModelSpec& spec, torch::nn::Module& transformer,
+                      const at::Tensor& prompt_embeds, const at::Tensor& pooled_prompt_embeds,
+                      at::ScalarType weights_dtype, const nlohmann::json& notes);
+
+}  // namespace flashps::training

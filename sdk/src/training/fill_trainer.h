@@ -1,0 +1,52 @@
+// Trains a Flux Fill model (the SDK's own FluxTransformer classes) with rectified flow on random
+// photo crops and random masks. Reproducible: every step draws its data from a generator seeded
+// by (seed, step), so a run resumed from a checkpoint continues exactly as an uninterrupted one.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "training/fill_model_spec.h"
+
+namespace flashps::training {
+
+struct FillTrainerOptions {
+  std::string output_dir;                 // checkpoint/ and model/ are written here
+  std::vector<std::string> photo_folders;  // training photos (the held-out split is excluded)
+  std::vector<std::string> trace_files;    // mask-ratio CSVs; empty = a uniform fallback
+  FillModelSpec spec = small_fill_spec();
+  int64_t steps = 2000;                   // total optimiser steps; resuming continues up to this
+  int64_t tokens_per_batch = 4096;        // batch size in image tokens (crops per step vary)
+  std::vector<int64_t> crop_sizes = {128, 128, 128, 192, 256};
+  double learning_rate = 4e-4;
+  int64_t warmup_steps = 100;
+  double ema_decay = 0.999;
+  double unmasked_loss_weight = 0.1;       // tokens the conditioning already shows are easy
+  int64_t checkpoint_every = 50;
+  uint64_t seed = 1;
+  bool resume = true;
+};
+
+struct TrainingProgress {
+  int64_t step = 0, total_steps = 0;
+  double loss = 0;          // this step's loss
+  double average_loss = 0;  // mean over the last steps
+  double seconds_per_step = 0;
+  int64_t samples_seen = 0;
+};
+
+// Returns false to stop (a checkpoint is written first).
+using TrainingCallback = std::function<bool(const TrainingProgress&)>;
+
+struct TrainingSummary {
+  int64_t first_step = 0, last_step = 0;  // steps run in this call: [first_step, last_step)
+  double seconds = 0;
+  double final_average_loss = 0;
+  bool stopped_early = false;
+  std::string model_dir;  // the exported model (EMA weights)
+};
+
+TrainingSummary train_fill_model(const FillTrainerOptions& options, const TrainingCallback& callback = {});
+
+}  // namespace flashps::training
