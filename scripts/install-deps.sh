@@ -15,6 +15,7 @@ packages=(
   qt6-base-dev            # desktop app
   libdnnl-dev             # oneDNN sgemm: ~6x faster fp32 linear layers than OpenBLAS here
   clang libclang-rt-14-dev  # libFuzzer targets for the untrusted-file parsers
+  libopencv-photo-dev libopencv-imgproc-dev libopencv-core-dev  # Telea baseline of bench quality
 )
 
 missing=()

@@ -1,13 +1,75 @@
-// `flashps bench edit`: the mask-aware engine benchmark (logic in sdk/src/bench).
+// `flashps bench edit` (the mask-aware engine) and `flashps bench quality` (fill quality vs
+// classical baselines); the logic is in sdk/src/bench.
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "bench/edit_benchmark.h"
+#include "bench/quality_benchmark.h"
 #include "commands.h"
 #include "core/error.h"
+#include "model_choice.h"
 #include "terminal_progress.h"
+#include "training/mask_ratio_trace.h"
 
 namespace flashps::cli {
+namespace {
+
+void write_json_file(const std::string& path, const nlohmann::json& json) {
+  std::ofstream out(path);
+  out << json.dump(2) << "\n";
+  if (!out) throw Error(path + ": cannot write");
+}
+
+// Held-out photos: the prepared training photos (tools/train/prepare-photos.sh) when present,
+// else the sample photos, which the bundled model was not trained on.
+std::vector<std::string> default_quality_photos(int& holdout_every) {
+  const char* home = std::getenv("HOME");
+  const std::filesystem::path prepared = std::filesystem::path(home ? home : "") / ".cache/flashps/training-photos";
+  if (home && std::filesystem::is_directory(prepared)) return {prepared.string()};
+  holdout_every = 0;
+  return {std::string(FLASHPS_SOURCE_DIR) + "/samples/images"};
+}
+
+void add_quality_command(CLI::App& bench, CommandAction& action) {
+  static bench::QualityBenchmarkOptions options;
+  static std::string model_option, json_path;
+  static bool quiet = false;
+  CLI::App* quality = bench.add_subcommand(
+      "quality", "Masked-region PSNR/SSIM of the model vs mean-colour fill and Telea on held-out crops, "
+                 "and mask-aware vs full-compute fidelity");
+  quality->add_option("--model", model_option, "Model folder (default: the bundled model)");
+  quality->add_option("--photos", options.photo_folders,
+                      "Photo folders; their held-out split is used (default: prepared training photos, else samples/images)");
+  quality->add_option("--holdout-every", options.holdout_every, "Held-out split: 1 photo in N (0 = use all)")
+      ->capture_default_str();
+  quality->add_option("--traces", options.trace_files, "Mask-ratio CSVs (default: ../shared/traces)");
+  quality->add_option("--crops", options.crops, "Crops scored")->capture_default_str();
+  quality->add_option("--size", options.crop_size, "Crop side in pixels")->capture_default_str();
+  quality->add_option("--steps", options.steps, "Denoising steps")->capture_default_str();
+  quality->add_option("--fidelity-crops", options.fidelity_crops, "Crops for the kv/hidden fidelity check")
+      ->capture_default_str();
+  quality->add_option("--seed", options.seed, "Seed of crops, masks and noise")->capture_default_str();
+  quality->add_option("--json", json_path, "Write the results as JSON to this file");
+  quality->add_flag("--quiet,-q", quiet, "No progress bar");
+  quality->callback([&action] {
+    action = [] {
+      const ModelChoice model = choose_model(model_option);
+      options.model_dir = model.dir;
+      if (options.photo_folders.empty()) options.photo_folders = default_quality_photos(options.holdout_every);
+      if (options.trace_files.empty()) options.trace_files = training::default_trace_files(FLASHPS_SOURCE_DIR);
+      options.progress = terminal_progress(quiet);
+      bench::QualityReport report = bench::run_quality_benchmark(options);
+      finish_progress_line(quiet);
+      std::cout << report.table();
+      if (!json_path.empty()) write_json_file(json_path, report.to_json());
+      return 0;
+    };
+  });
+}
+
+}  // namespace
 
 void add_bench_commands(CLI::App& app, CommandAction& action) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks (timings measured side by side in one run)");
@@ -42,6 +104,7 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
       return 0;
     };
   });
+  add_quality_command(*bench, action);
 }
 
 }  // namespace flashps::cli

@@ -188,3 +188,39 @@ TEST_CASE("a non-Fill Flux model inpaints by latent blending", "[pipeline]") {
   CHECK(replayed.stats.cache_hit);
   CHECK(max_pixel_difference(replayed.image, result.image) <= 1);
 }
+
+TEST_CASE("images larger than the context size are edited through a window around the mask", "[pipeline]") {
+  test::TempDir dir;
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  Image image = gradient_image(160, 96);
+  Image mask = box_mask(160, 96, 120, 60, 12);
+  EditRequest request = request_for(image, mask, 5);
+  request.context_size = 64;
+  EditResult result = pipeline->edit(request);
+  // The model saw a 64x64 window (no downscaling needed for a 12 px mask), not the whole image.
+  CHECK(result.stats.width == 64);
+  CHECK(result.stats.height == 64);
+  bool noted = false;
+  for (const std::string& note : result.stats.notes) noted |= note.find("window") != std::string::npos;
+  CHECK(noted);
+  int changed_outside = 0, changed_inside = 0;
+  for (int y = 0; y < 96; ++y)
+    for (int x = 0; x < 160; ++x)
+      for (int c = 0; c < 3; ++c) {
+        const bool differs = result.image.at(x, y, c) != image.at(x, y, c);
+        (mask.at(x, y) ? changed_inside : changed_outside) += differs;
+      }
+  CHECK(changed_outside == 0);
+  CHECK(changed_inside > 0);
+
+  // A mask larger than the context: the window grows and is downscaled to the context size.
+  Image big_mask = box_mask(160, 96, 10, 10, 80);
+  request = request_for(image, big_mask, 5);
+  request.context_size = 64;
+  result = pipeline->edit(request);
+  CHECK(result.stats.width <= 64);
+  CHECK(result.stats.height <= 64);
+  // Without a context size the whole image is processed.
+  request.context_size = -1;
+  CHECK(pipeline->edit(request).stats.width == 160);
+}

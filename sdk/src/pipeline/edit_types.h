@@ -39,6 +39,11 @@ struct EditRequest {
   int mask_grow_pixels = 0;              // composite mask: grow, then feather (pixels)
   int mask_feather_pixels = 0;
   int token_dilation = 0;  // extra ring of recomputed tokens around the mask
+  // Images larger than this (pixels per side) are edited through a window around the mask,
+  // downscaled to this size when the window is larger, then pasted back: small models only see
+  // their training resolution. 0 = the model's native size (none for models without one);
+  // negative = always process the whole image.
+  int context_size = 0;
   ComputeMode mode = ComputeMode::automatic;
   bool use_planner = true;  // hidden replay: let the planner skip loads that do not pay
   ProgressCallback progress;

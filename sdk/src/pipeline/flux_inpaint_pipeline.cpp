@@ -90,6 +90,16 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   const FluxConfig& config = components.transformer->config();
   components.default_guidance = config.in_channels > config.out_channels ? 30.0 : 3.5;
   components.fingerprint = fingerprint_of(model_dir);
+  const fs::path model_index = fs::path(model_dir) / "model_index.json";
+  if (fs::exists(model_index)) {
+    const nlohmann::json index = read_json_file(model_index.string());
+    const auto native = index.find("_flashps_native_size");
+    if (native != index.end()) {
+      if (!native->is_number_integer() || native->get<int>() < 16)
+        throw Error(model_index.string() + ": _flashps_native_size must be an integer of at least 16");
+      components.native_size = native->get<int>();
+    }
+  }
   return std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
 }
 

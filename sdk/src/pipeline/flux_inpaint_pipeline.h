@@ -30,6 +30,7 @@ struct FluxPipelineComponents {
   std::string model_dir;
   std::string fingerprint;  // hash of configs and weight headers
   double default_guidance = 30.0;
+  int native_size = 0;  // pixels per side the model was trained at (model_index.json), 0 = any
 };
 
 class FluxInpaintPipeline {

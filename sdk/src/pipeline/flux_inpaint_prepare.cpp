@@ -1,6 +1,7 @@
 // Turning an edit request into tensors, and the processed result back into an image.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -46,14 +47,44 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   prepared.original_mask = binarize_mask(mask);
 
   const int64_t token_pixels = vae_scale_factor() * 2;
-  prepared.width = round_down_to(width, token_pixels);
-  prepared.height = round_down_to(height, token_pixels);
-  prepared.resized = prepared.width != width || prepared.height != height;
-  Image processed = prepared.original, processed_mask = prepared.original_mask;
+  const int context = request.context_size != 0 ? request.context_size : components_.native_size;
+  prepared.window_width = width;
+  prepared.window_height = height;
+  Image window = prepared.original, window_mask = prepared.original_mask;
+  int target_width = width, target_height = height;
+  const PixelBox box = mask_bounding_box(prepared.original_mask);
+  if (context > 0 && (width > context || height > context) && !box.empty()) {
+    // A square window around the mask with as much context again as the mask is large, at
+    // least the native size, shifted to stay inside the image.
+    const int side = std::max(context, static_cast<int>(std::max(box.w, box.h) * 1.5));
+    prepared.window_width = std::min(side, width);
+    prepared.window_height = std::min(side, height);
+    const int centre_x = box.x + box.w / 2, centre_y = box.y + box.h / 2;
+    prepared.window_x = std::clamp(centre_x - prepared.window_width / 2, 0, width - prepared.window_width);
+    prepared.window_y = std::clamp(centre_y - prepared.window_height / 2, 0, height - prepared.window_height);
+    prepared.windowed = true;
+    window = crop(prepared.original, prepared.window_x, prepared.window_y, prepared.window_width, prepared.window_height);
+    window_mask = crop(prepared.original_mask, prepared.window_x, prepared.window_y, prepared.window_width,
+                       prepared.window_height);
+    const double scale = std::min(1.0, double(context) / std::max(prepared.window_width, prepared.window_height));
+    target_width = static_cast<int>(prepared.window_width * scale + 0.5);
+    target_height = static_cast<int>(prepared.window_height * scale + 0.5);
+    std::ostringstream note;
+    note << "image larger than the model's " << context << "px: edited through a " << prepared.window_width << "x"
+         << prepared.window_height << " window around the mask at (" << prepared.window_x << ", "
+         << prepared.window_y << ")";
+    if (scale < 1.0) note << ", processed at " << target_width << "x" << target_height;
+    stats.notes.push_back(note.str());
+  }
+  prepared.width = round_down_to(target_width, token_pixels);
+  prepared.height = round_down_to(target_height, token_pixels);
+  prepared.resized = prepared.width != prepared.window_width || prepared.height != prepared.window_height;
+  Image processed = window, processed_mask = window_mask;
   if (prepared.resized) {
-    processed = resize_bilinear(prepared.original, prepared.width, prepared.height);
-    processed_mask = resize_nearest(prepared.original_mask, prepared.width, prepared.height);
-    stats.notes.push_back("processed at " + std::to_string(prepared.width) + "x" +
+    processed = resize_bilinear(window, prepared.width, prepared.height);
+    processed_mask = resize_nearest(window_mask, prepared.width, prepared.height);
+    if (!prepared.windowed)
+      stats.notes.push_back("processed at " + std::to_string(prepared.width) + "x" +
                           std::to_string(prepared.height) + " (multiples of " +
                           std::to_string(token_pixels) + " pixels), result resized back");
   }
@@ -108,8 +139,12 @@ Image FluxInpaintPipeline::finish(const Prepared& prepared, const EditRequest& r
   at::Tensor unpacked = unpack_latents(latents.to(at::kFloat), prepared.latent_height, prepared.latent_width);
   at::Tensor decoded = components_.vae->decode_latents(unpacked.unsqueeze(0))[0];
   Image generated = tensor_to_image(decoded);
-  if (prepared.resized)
-    generated = resize_bilinear(generated, prepared.original.width, prepared.original.height);
+  if (prepared.resized) generated = resize_bilinear(generated, prepared.window_width, prepared.window_height);
+  if (prepared.windowed) {
+    Image whole = prepared.original;
+    paste(whole, generated, prepared.window_x, prepared.window_y);
+    generated = std::move(whole);
+  }
   Image alpha = prepared.original_mask;
   if (request.mask_grow_pixels > 0) alpha = grow_mask(alpha, request.mask_grow_pixels);
   if (request.mask_feather_pixels > 0) alpha = feather_mask(alpha, request.mask_feather_pixels);

@@ -13,7 +13,11 @@ namespace flashps {
 struct FluxInpaintPipeline::Prepared {
   Image original;         // the template as given (RGB)
   Image original_mask;    // binary mask at the original size
-  bool resized = false;   // processing size differs from the original
+  bool resized = false;   // processing size differs from the context window
+  // The part of the original the model sees: the whole image, or for images larger than the
+  // model's native size a window around the mask (pasted back after decoding).
+  int window_x = 0, window_y = 0, window_width = 0, window_height = 0;
+  bool windowed = false;
   int width = 0, height = 0;
   int64_t latent_height = 0, latent_width = 0;
   at::Tensor image;       // [3, H, W] in [-1, 1]

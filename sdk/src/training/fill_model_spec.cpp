@@ -28,7 +28,8 @@ nlohmann::json FillModelSpec::to_json() const {
   return {{"transformer", transformer.to_json()},
           {"vae", autoencoder.to_json()},
           {"scheduler", scheduler_config},
-          {"text_tokens", text_tokens}};
+          {"text_tokens", text_tokens},
+          {"native_size", native_size}};
 }
 
 FillModelSpec small_fill_spec() {
@@ -82,7 +83,8 @@ void write_fill_model(const std::string& dir, const FillModelSpec& spec, torch::
                           {"vae", {"flashps", "FlashPSPatchAutoencoder"}},
                           {"scheduler", {"diffusers", "FlowMatchEulerDiscreteScheduler"}},
                           {"text_encoder", nullptr},
-                          {"_flashps_unconditional", true}};
+                          {"_flashps_unconditional", true},
+                          {"_flashps_native_size", spec.native_size}};
   if (!notes.is_null()) index["_flashps_training"] = notes;
   write_json(fs::path(dir) / "model_index.json", index);
 }

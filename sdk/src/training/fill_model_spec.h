@@ -20,6 +20,7 @@ struct FillModelSpec {
   PatchAutoencoderConfig autoencoder;
   nlohmann::json scheduler_config;
   int64_t text_tokens = 4;  // learned "empty prompt" tokens (the model is unconditional)
+  int native_size = 256;    // edit resolution; larger images are edited through a window
 
   nlohmann::json to_json() const;
 };

@@ -179,7 +179,7 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
       throw Error("training: crop size " + std::to_string(size) + " is not a multiple of " + std::to_string(token_pixels));
   fs::create_directories(options.output_dir);
 
-  PhotoSet photos = PhotoSet::load(options.photo_folders, PhotoSplit::train, PhotoSetOptions{});
+  PhotoSet photos = PhotoSet::load(options.photo_folders, PhotoSplit::train, options.photo_options);
   if (photos.size() == 0) throw Error("training: no usable photos in the given folders");
   MaskRatioTrace trace = options.trace_files.empty() ? MaskRatioTrace::fallback() : MaskRatioTrace::load(options.trace_files);
   PatchAutoencoder autoencoder(options.spec.autoencoder);

@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "training/fill_model_spec.h"
+#include "training/photo_set.h"
 
 namespace flashps::training {
 
 struct FillTrainerOptions {
   std::string output_dir;                 // checkpoint/ and model/ are written here
   std::vector<std::string> photo_folders;  // training photos (the held-out split is excluded)
+  PhotoSetOptions photo_options;
   std::vector<std::string> trace_files;    // mask-ratio CSVs; empty = a uniform fallback
   FillModelSpec spec = small_fill_spec();
   int64_t steps = 2000;                   // total optimiser steps; resuming continues up to this

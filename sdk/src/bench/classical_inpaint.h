@@ -1,0 +1,16 @@
+// Classical inpainting baselines for the quality benchmark: the mean colour of the kept pixels,
+// and Telea's fast marching method (OpenCV's cv::inpaint, when built with OpenCV).
+#pragma once
+#include "core/image.h"
+
+namespace flashps::bench {
+
+// RGB image, gray mask of the same size (>= 128 = fill). Masked pixels become the mean colour
+// of the unmasked ones.
+Image mean_colour_fill(const Image& image, const Image& mask);
+
+bool telea_available();
+// Telea (2004) inpainting with the given neighbourhood radius; throws Error without OpenCV.
+Image telea_inpaint(const Image& image, const Image& mask, double radius = 5.0);
+
+}  // namespace flashps::bench
