@@ -67,7 +67,9 @@ std::unique_ptr<FluxInpaintPipeline> load_pipeline(const EditOptions& options) {
   auto store = std::make_shared<FileCaptureStore>(options.cache_dir.empty() ? default_capture_directory()
                                                                             : options.cache_dir);
   auto pipeline = FluxInpaintPipeline::load(model.dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat, store);
-  if (!pipeline->has_text_encoder() && !options.quiet)
+  if (pipeline->is_unconditional() && !options.quiet)
+    std::cerr << "flashps: this model is unconditional (trained without prompts): prompts are ignored\n";
+  else if (!pipeline->has_text_encoder() && !options.quiet)
     std::cerr << "flashps: this model has no text encoder: prompts are not used (stored empty-prompt "
                  "embeddings, or --prompt-embeds)\n";
   return pipeline;

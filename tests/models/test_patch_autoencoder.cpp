@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "models/vae/autoencoder_kl.h"
+#include "core/tensor_io.h"
 #include "models/vae/patch_autoencoder.h"
 #include "support/temp_dir.h"
 
@@ -57,4 +58,37 @@ TEST_CASE("autoencoder folders load by class name, and bad configs name the file
                     Catch::Contains("AutoencoderTiny") && Catch::Contains("unsupported"));
   std::filesystem::remove(config_path);
   CHECK_THROWS_WITH(load_image_autoencoder(scratch.path().string()), Catch::Contains("no config.json"));
+}
+
+TEST_CASE("a fitted patch projection keeps the main components and round-trips through a folder",
+          "[vae][patch]") {
+  // Smooth images: most patch variance lies in few components.
+  auto generator = at::detail::createCPUGenerator(9);
+  std::vector<at::Tensor> images;
+  for (int i = 0; i < 8; ++i) {
+    at::Tensor coarse = at::rand({1, 3, 4, 4}, generator) * 2 - 1;
+    images.push_back(at::upsample_bilinear2d(coarse, {32, 32}, false)[0]);
+  }
+  auto fitted = fit_patch_autoencoder(images, 4, 12);
+  REQUIRE(fitted->latent_channels() == 12);
+  REQUIRE(fitted->config().projected());
+  at::Tensor gram = fitted->projection().mm(fitted->projection().t());
+  CHECK(at::allclose(gram, at::eye(12), 1e-4, 1e-4));
+  at::Tensor batch = at::stack(images);
+  at::Tensor latents = fitted->encode_to_latents(batch);
+  CHECK(latents.std().item<double>() == Approx(1.0).margin(0.05));
+  const double error = (fitted->decode_latents(latents) - batch).pow(2).mean().item<double>();
+  CHECK(10 * std::log10(4.0 / error) > 35.0);  // smooth images: near-lossless with 12 of 48
+
+  test::TempDir scratch;
+  const std::string dir = scratch.file("vae");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.json") << fitted->config().to_json().dump();
+  CHECK_THROWS_WITH(load_image_autoencoder(dir), Catch::Contains("diffusion_pytorch_model.safetensors"));
+  save_safetensors(dir + "/diffusion_pytorch_model.safetensors",
+                   {{"projection", fitted->projection()}, {"mean", fitted->mean()}});
+  auto loaded = load_image_autoencoder(dir);
+  CHECK(at::allclose(loaded->encode_to_latents(batch), latents, 1e-5, 1e-6));
+  save_safetensors(dir + "/diffusion_pytorch_model.safetensors", {{"projection", fitted->projection()}});
+  CHECK_THROWS_WITH(load_image_autoencoder(dir), Catch::Contains("mean"));
 }

@@ -24,8 +24,9 @@ FillTrainerOptions tiny_options(const std::string& output_dir, int64_t steps) {
   options.photo_options.max_short_side = 64;
   FillModelSpec& spec = options.spec;
   spec.autoencoder.patch_size = 2;
-  spec.transformer.out_channels = 12 * 4;
-  spec.transformer.in_channels = 2 * 48 + 2 * 2 * 4;
+  spec.autoencoder.latent_channels = 6;  // a projection, fitted by the trainer
+  spec.transformer.out_channels = 6 * 4;
+  spec.transformer.in_channels = 2 * 24 + 2 * 2 * 4;
   spec.transformer.num_layers = 1;
   spec.transformer.num_single_layers = 1;
   spec.transformer.attention_head_dim = 16;

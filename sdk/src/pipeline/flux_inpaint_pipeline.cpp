@@ -99,6 +99,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
         throw Error(model_index.string() + ": _flashps_native_size must be an integer of at least 16");
       components.native_size = native->get<int>();
     }
+    components.unconditional = index.value("_flashps_unconditional", false);
   }
   return std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
 }

@@ -31,6 +31,7 @@ struct FluxPipelineComponents {
   std::string fingerprint;  // hash of configs and weight headers
   double default_guidance = 30.0;
   int native_size = 0;  // pixels per side the model was trained at (model_index.json), 0 = any
+  bool unconditional = false;  // trained without prompts: prompt embeddings are ignored
 };
 
 class FluxInpaintPipeline {
@@ -45,6 +46,7 @@ class FluxInpaintPipeline {
   TemplateInfo register_template(const EditRequest& request, bool capture_kv = true,
                                  bool capture_hidden = true);
 
+  bool is_unconditional() const { return components_.unconditional; }
   bool is_fill() const { return components_.transformer->config().is_fill() || fill_layout_; }
   bool has_text_encoder() const { return false; }
   int64_t vae_scale_factor() const;

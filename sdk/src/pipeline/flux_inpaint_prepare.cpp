@@ -95,8 +95,11 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   prepared.token_mask =
       engine::token_mask_from_pixels(prepared.pixel_mask, token_pixels, request.token_dilation);
 
-  const Conditioning& conditioning =
-      request.conditioning.defined() ? request.conditioning : components_.empty_prompt;
+  const bool use_request_prompt = request.conditioning.defined() && !components_.unconditional;
+  if (request.conditioning.defined() && components_.unconditional)
+    stats.notes.push_back("this model is unconditional: the prompt embeddings (" + request.conditioning.source +
+                          ") are ignored");
+  const Conditioning& conditioning = use_request_prompt ? request.conditioning : components_.empty_prompt;
   if (!conditioning.defined())
     throw Error(components_.model_dir +
                 ": the model has no text encoder and no stored empty-prompt embeddings; pass "

@@ -26,7 +26,7 @@ void write_json(const std::filesystem::path& path, const nlohmann::json& json) {
 
 nlohmann::json FillModelSpec::to_json() const {
   return {{"transformer", transformer.to_json()},
-          {"vae", autoencoder.to_json()},
+          {"vae", {{"patch_size", autoencoder.patch_size}, {"latent_channels", autoencoder.channels()}}},
           {"scheduler", scheduler_config},
           {"text_tokens", text_tokens},
           {"native_size", native_size}};
@@ -36,9 +36,8 @@ FillModelSpec small_fill_spec() {
   FillModelSpec spec;
   spec.autoencoder.patch_size = 4;
   spec.autoencoder.in_channels = 3;
-  spec.autoencoder.scaling_factor = 2.0;  // photo pixels in [-1, 1] have a spread of about 0.5
-  spec.autoencoder.shift_factor = 0.0;
-  const int64_t latent_channels = 3 * 4 * 4;
+  spec.autoencoder.latent_channels = 16;  // as many as Flux's VAE; 38.7 dB PSNR on the photos
+  const int64_t latent_channels = spec.autoencoder.latent_channels;
   FluxConfig& config = spec.transformer;
   config.out_channels = latent_channels * 4;
   config.in_channels = 2 * config.out_channels + 4 * 4 * 4;  // + packed 4x4 mask blocks
@@ -61,7 +60,16 @@ FillModelSpec small_fill_spec() {
   return spec;
 }
 
-void write_fill_model(const std::string& dir, const FillModelSpec& spec, torch::nn::Module& transformer,
+void write_patch_autoencoder(const std::string& dir, const PatchAutoencoder& autoencoder) {
+  std::filesystem::create_directories(dir);
+  write_json(std::filesystem::path(dir) / "config.json", autoencoder.config().to_json());
+  if (autoencoder.config().projected())
+    save_safetensors((std::filesystem::path(dir) / "diffusion_pytorch_model.safetensors").string(),
+                     {{"projection", autoencoder.projection()}, {"mean", autoencoder.mean()}}, {{"format", "pt"}});
+}
+
+void write_fill_model(const std::string& dir, const FillModelSpec& spec, const PatchAutoencoder& autoencoder,
+                      torch::nn::Module& transformer,
                       const at::Tensor& prompt_embeds, const at::Tensor& pooled_prompt_embeds,
                       at::ScalarType weights_dtype, const nlohmann::json& notes) {
   namespace fs = std::filesystem;
@@ -73,7 +81,7 @@ void write_fill_model(const std::string& dir, const FillModelSpec& spec, torch::
   save_safetensors((fs::path(dir) / "transformer" / "diffusion_pytorch_model.safetensors").string(), tensors,
                    {{"format", "pt"}});
   write_json(fs::path(dir) / "transformer" / "config.json", spec.transformer.to_json());
-  write_json(fs::path(dir) / "vae" / "config.json", spec.autoencoder.to_json());
+  write_patch_autoencoder((fs::path(dir) / "vae").string(), autoencoder);
   write_json(fs::path(dir) / "scheduler" / "scheduler_config.json", spec.scheduler_config);
   save_safetensors((fs::path(dir) / "empty_prompt_embeds.safetensors").string(),
                    {{"prompt_embeds", prompt_embeds.detach().to(at::kFloat).contiguous()},

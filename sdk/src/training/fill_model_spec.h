@@ -17,7 +17,7 @@ namespace flashps::training {
 
 struct FillModelSpec {
   FluxConfig transformer;
-  PatchAutoencoderConfig autoencoder;
+  PatchAutoencoderConfig autoencoder;  // patch size and channels; the projection is fitted to the photos
   nlohmann::json scheduler_config;
   int64_t text_tokens = 4;  // learned "empty prompt" tokens (the model is unconditional)
   int native_size = 256;    // edit resolution; larger images are edited through a window
@@ -25,13 +25,17 @@ struct FillModelSpec {
   nlohmann::json to_json() const;
 };
 
-// The bundled default model: 4 heads x 64, 2 double + 4 single blocks, 4x4-pixel patch latents
-// (48 channels; one token = 8x8 pixels).
+// The bundled default model: 4 heads x 64, 2 double + 4 single blocks, 4x4-pixel patches
+// projected on their 16 principal components (one token = 8x8 pixels, 64 values).
 FillModelSpec small_fill_spec();
+
+// Writes a patch autoencoder folder (config.json, and the projection when there is one).
+void write_patch_autoencoder(const std::string& dir, const PatchAutoencoder& autoencoder);
 
 // Writes <dir>/{model_index.json, transformer/, vae/, scheduler/, empty_prompt_embeds.safetensors}
 // with the transformer's weights converted to `weights_dtype`.
-void write_fill_model(const std::string& dir, const FillModelSpec& spec, torch::nn::Module& transformer,
+void write_fill_model(const std::string& dir, const FillModelSpec& spec, const PatchAutoencoder& autoencoder,
+                      torch::nn::Module& transformer,
                       const at::Tensor& prompt_embeds, const at::Tensor& pooled_prompt_embeds,
                       at::ScalarType weights_dtype, const nlohmann::json& notes);
 

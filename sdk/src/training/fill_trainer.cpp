@@ -182,7 +182,23 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   PhotoSet photos = PhotoSet::load(options.photo_folders, PhotoSplit::train, options.photo_options);
   if (photos.size() == 0) throw Error("training: no usable photos in the given folders");
   MaskRatioTrace trace = options.trace_files.empty() ? MaskRatioTrace::fallback() : MaskRatioTrace::load(options.trace_files);
-  PatchAutoencoder autoencoder(options.spec.autoencoder);
+  // The autoencoder is fitted once (principal components of patches of 256 random training
+  // crops) and kept beside the checkpoint, so a resumed run uses exactly the same one.
+  const fs::path autoencoder_dir = fs::path(options.output_dir) / "autoencoder";
+  std::shared_ptr<PatchAutoencoder> fitted;
+  if (options.resume && fs::exists(autoencoder_dir / "config.json")) {
+    fitted = load_patch_autoencoder(autoencoder_dir.string());
+    if (fitted->config().patch_size != options.spec.autoencoder.patch_size ||
+        fitted->latent_channels() != options.spec.autoencoder.channels())
+      throw Error(autoencoder_dir.string() + ": autoencoder does not match the model spec");
+  } else {
+    std::mt19937_64 rng(options.seed + 2);
+    std::vector<at::Tensor> crops;
+    for (int i = 0; i < 256; ++i) crops.push_back(photos.random_crop(64, rng));
+    fitted = fit_patch_autoencoder(crops, options.spec.autoencoder.patch_size, options.spec.autoencoder.channels());
+    write_patch_autoencoder(autoencoder_dir.string(), *fitted);
+  }
+  const PatchAutoencoder& autoencoder = *fitted;
   const double base_shift = options.spec.scheduler_config.value("base_shift", 0.5);
   const double max_shift = options.spec.scheduler_config.value("max_shift", 1.15);
   const int base_length = options.spec.scheduler_config.value("base_image_seq_len", 256);
@@ -213,7 +229,7 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
     std::map<std::string, at::Tensor> ema_by_name;
     for (size_t i = 0; i < names.size(); ++i) ema_by_name[names[i].first] = state.ema[i];
     for (auto& item : exported->named_parameters(true)) item.value().copy_(ema_by_name.at(item.key()));
-    write_fill_model(summary.model_dir, options.spec, *exported, ema_by_name.at("prompt_embeds"),
+    write_fill_model(summary.model_dir, options.spec, autoencoder, *exported, ema_by_name.at("prompt_embeds"),
                      ema_by_name.at("pooled_prompt_embeds"), at::kBFloat16,
                      {{"steps", state.step}, {"samples_seen", state.samples_seen}, {"seed", options.seed}});
   };

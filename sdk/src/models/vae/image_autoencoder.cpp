@@ -19,7 +19,7 @@ std::shared_ptr<ImageAutoencoder> load_image_autoencoder(const std::string& dir,
                                                     : std::string("AutoencoderKL");
   if (class_name == "AutoencoderKL") return load_autoencoder_kl(dir, dtype);
   if (class_name == "FlashPSPatchAutoencoder")
-    return std::make_shared<PatchAutoencoder>(parse_patch_autoencoder_config(config, config_path.string()));
+    return load_patch_autoencoder(dir);
   throw Error(config_path.string() + ": unsupported autoencoder class \"" + class_name +
               "\" (supported: AutoencoderKL, FlashPSPatchAutoencoder)");
 }
