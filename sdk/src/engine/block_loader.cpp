@@ -6,7 +6,54 @@
 
 #include "core/error.h"
 
+#ifdef FLASHPS_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 namespace flashps::engine {
+namespace {
+
+#ifdef FLASHPS_WITH_CUDA
+// Host rows -> device on the loader's side stream; the returned event marks completion.
+at::Tensor copy_on_side_stream(const at::Tensor& rows, at::Device device, std::shared_ptr<void>& ready) {
+  c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index());
+  c10::cuda::CUDAStreamGuard guard(side);
+  at::Tensor pinned = rows.is_pinned() ? rows : rows.pin_memory();
+  at::Tensor on_device = pinned.to(device, /*non_blocking=*/true);
+  auto event = std::make_shared<at::cuda::CUDAEvent>();
+  event->record(side);
+  ready = event;
+  return on_device;
+}
+#endif
+
+at::Tensor to_device(const at::Tensor& rows, at::Device device, std::shared_ptr<void>& ready) {
+  if (device.is_cpu()) return rows;
+#ifdef FLASHPS_WITH_CUDA
+  if (device.is_cuda()) return copy_on_side_stream(rows, device, ready);
+#endif
+  (void)ready;
+  return rows.to(device);
+}
+
+// Makes the current (compute) stream wait for an entry's copy, and tells the caching allocator
+// that the compute stream uses the memory, so it is not recycled while kernels still read it.
+void wait_for_copy(const LoadedEntry& entry) {
+#ifdef FLASHPS_WITH_CUDA
+  if (entry.ready && entry.rows.defined() && entry.rows.is_cuda()) {
+    c10::cuda::CUDAStream compute = c10::cuda::getCurrentCUDAStream(entry.rows.device().index());
+    static_cast<at::cuda::CUDAEvent*>(entry.ready.get())->block(compute);
+    c10::cuda::CUDACachingAllocator::recordStream(entry.rows.storage().data_ptr(), compute);
+  }
+#else
+  (void)entry;
+#endif
+}
+
+}  // namespace
 
 BlockLoader::BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order,
                          at::Tensor rows, at::Device device, int depth)
@@ -39,7 +86,7 @@ void BlockLoader::run() {
     entry.key = order_[i];
     try {
       at::Tensor rows = capture_->read_rows(entry.key, rows_);
-      entry.rows = device_.is_cpu() ? rows : rows.to(device_, /*non_blocking=*/true);
+      entry.rows = to_device(rows, device_, entry.ready);
       entry.bytes = rows.numel() * rows.element_size();
     } catch (const std::exception& error) {
       entry.error = error.what();
@@ -66,6 +113,7 @@ LoadedEntry BlockLoader::next(const EntryKey& expected) {
   if (entry.key.step != expected.step || entry.key.block != expected.block ||
       entry.key.slot != expected.slot)
     throw Error("cache loader out of order: the model asked for a block the plan did not load");
+  wait_for_copy(entry);
   return entry;
 }
 

@@ -1,6 +1,8 @@
 // Loads a replay's cached rows in execution order on a background thread, a bounded number of
 // blocks ahead of the compute (double buffering by default), so loading overlaps compute.
-// On CUDA builds the rows are copied to the device on a side stream by the same thread.
+// On CUDA builds (FLASHPS_WITH_CUDA) the thread copies the rows from pinned host memory to the
+// device on a side stream and records an event; next() makes the compute stream wait for that
+// event only, so copies overlap kernels instead of serialising on the default stream.
 #pragma once
 #include <ATen/Tensor.h>
 
@@ -21,6 +23,7 @@ struct LoadedEntry {
   at::Tensor rows;    // undefined if the load failed
   std::string error;  // why it failed (damaged or missing entry)
   int64_t bytes = 0;
+  std::shared_ptr<void> ready;  // CUDA: the copy's completion event (compute waits on it)
 };
 
 class BlockLoader {

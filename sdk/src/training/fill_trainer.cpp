@@ -247,8 +247,13 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
     for (int64_t i = 0; i < batch; ++i) {
       at::Tensor image = photos.random_crop(crop, rng);
       at::Tensor mask = random_mask(crop, crop, trace.sample(rng), rng);
-      // Logit-normal timesteps shifted like the sampler's schedule for this resolution.
-      const double t = 1.0 / (1.0 + std::exp(-std::normal_distribution<double>(0.0, 1.0)(rng)));
+      // Timesteps half logit-normal (as Flux), half uniform: the logit-normal alone rarely
+      // draws the low noise levels where the last sampling steps must remove the remaining
+      // noise, and a small model then leaves visible grain. Shifted like the sampler's
+      // schedule for this resolution.
+      const bool uniform = std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+      const double t = uniform ? std::uniform_real_distribution<double>(0.0, 1.0)(rng)
+                               : 1.0 / (1.0 + std::exp(-std::normal_distribution<double>(0.0, 1.0)(rng)));
       const double sigma = std::exp(mu) / (std::exp(mu) + (1.0 / t - 1.0));
       examples.push_back(make_example(state, autoencoder, image, mask, sigma, noise_generator,
                                       options.unmasked_loss_weight));

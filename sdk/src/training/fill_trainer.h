@@ -24,7 +24,7 @@ struct FillTrainerOptions {
   double learning_rate = 4e-4;
   int64_t warmup_steps = 100;
   double ema_decay = 0.999;
-  double unmasked_loss_weight = 0.1;       // tokens the conditioning already shows are easy
+  double unmasked_loss_weight = 0.3;       // tokens the conditioning already shows are easier
   int64_t checkpoint_every = 50;
   uint64_t seed = 1;
   bool resume = true;

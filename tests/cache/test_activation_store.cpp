@@ -1,0 +1,198 @@
+// The SQLite-indexed activation store: round trips, partial reads, duplicates, corruption,
+// quotas, LRU and pinning, recovery, prefetch.
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "cache/activation_store.h"
+#include "cache/host_tier.h"
+#include "cache/sqlite_db.h"
+#include "core/error.h"
+#include "support/temp_dir.h"
+#include "support/store_test_support.h"
+
+using namespace flashps;
+using namespace flashps::cache;
+using flashps::test::capture_intact;
+using flashps::test::capture_name;
+using flashps::test::pattern_rows;
+using flashps::test::write_capture;
+
+namespace {
+
+std::shared_ptr<ActivationStore> open_store(const test::TempDir& dir, int64_t quota = 0, int64_t host = 1 << 20) {
+  ActivationStoreOptions options;
+  options.directory = dir.file("store");
+  options.disk_quota_bytes = quota;
+  options.host_capacity_bytes = host;
+  return ActivationStore::open(options);
+}
+
+std::string only_segment(const test::TempDir& dir) {
+  for (const auto& file : std::filesystem::directory_iterator(dir.file("store") + "/segments"))
+    return file.path().string();
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("store round-trips captures across reopening and reads only the rows asked for", "[cache]") {
+  test::TempDir dir;
+  {
+    auto store = open_store(dir);
+    write_capture(*store, 1);
+    auto writer = store->begin(capture_name(2));
+    at::Tensor bf16 = pattern_rows(10, 8, 5).to(at::kBFloat16);
+    writer->put({0, 0, engine::Slot::keys}, bf16);
+    writer->commit();
+  }
+  auto store = open_store(dir);
+  CHECK(store->list().size() == 2);
+  CHECK(capture_intact(*store, 1));
+  auto capture = store->find(capture_name(2));
+  REQUIRE(capture);
+  CHECK(capture->contains({0, 0, engine::Slot::keys}));
+  CHECK_FALSE(capture->contains({0, 0, engine::Slot::values}));
+  at::Tensor rows = capture->read_rows({0, 0, engine::Slot::keys}, at::tensor({1, 2, 7}, at::kLong));
+  CHECK(rows.scalar_type() == at::kBFloat16);
+  CHECK(at::equal(rows, pattern_rows(10, 8, 5).to(at::kBFloat16).index_select(0, at::tensor({1, 2, 7}, at::kLong))));
+  CHECK_FALSE(store->find(capture_name(3)));
+
+  // Partial reads: 20% of the rows move 20% of the bytes.
+  auto first = store->find(capture_name(1));
+  const int64_t before = store->stats().bytes_read_from_disk;
+  at::Tensor some = at::arange(0, 64, 5);  // 13 of 64 rows
+  first->read_rows({1, 2, engine::Slot::hidden}, some);
+  CHECK(store->stats().bytes_read_from_disk - before == some.numel() * 32 * 4);
+}
+
+TEST_CASE("committing the same capture twice keeps one", "[cache]") {
+  test::TempDir dir;
+  auto store = open_store(dir);
+  auto first = store->begin(capture_name(1));
+  auto second = store->begin(capture_name(1));
+  first->put({0, 0, engine::Slot::hidden}, pattern_rows(4, 4, 1));
+  second->put({0, 0, engine::Slot::hidden}, pattern_rows(4, 4, 1));
+  first->commit();
+  CHECK(second->commit() != nullptr);
+  CHECK(store->list().size() == 1);
+  second.reset();
+  CHECK(store->stats().segment_files == 1);
+}
+
+TEST_CASE("a corrupted entry is detected, quarantined and reported as missing", "[cache]") {
+  test::TempDir dir;
+  {
+    auto store = open_store(dir);
+    write_capture(*store, 1, 1, 2);
+  }
+  {
+    std::fstream segment(only_segment(dir), std::ios::in | std::ios::out | std::ios::binary);
+    segment.seekp(64 * 32 * 4 + 100);  // inside the second entry
+    segment.put('\x5a');
+  }
+  auto store = open_store(dir);
+  auto capture = store->find(capture_name(1));
+  REQUIRE(capture);
+  CHECK_NOTHROW(capture->read_rows({0, 0, engine::Slot::hidden}, at::arange(64)));
+  CHECK_THROWS_WITH(capture->read_rows({0, 1, engine::Slot::hidden}, at::arange(64)), Catch::Contains("checksum"));
+  CHECK(store->list()[0].quarantined == 1);
+  CHECK_FALSE(store->find(capture_name(1))->contains({0, 1, engine::Slot::hidden}));
+  CHECK(store->verify().damaged == 0);  // already quarantined, nothing new
+}
+
+TEST_CASE("verify finds damage that no read has touched yet", "[cache]") {
+  test::TempDir dir;
+  {
+    auto store = open_store(dir);
+    write_capture(*store, 1, 1, 2);
+  }
+  {
+    std::fstream segment(only_segment(dir), std::ios::in | std::ios::out | std::ios::binary);
+    segment.seekp(10);
+    segment.put('\x01');
+  }
+  auto store = open_store(dir);
+  VerifyReport report = store->verify();
+  CHECK(report.entries_checked == 2);
+  CHECK(report.damaged == 1);
+}
+
+TEST_CASE("the disk quota evicts least recently used captures, never pinned ones", "[cache]") {
+  test::TempDir dir;
+  const int64_t capture_bytes = 2 * 3 * 64 * 32 * 4;
+  auto store = open_store(dir, capture_bytes * 2 + 100);
+  write_capture(*store, 1);
+  write_capture(*store, 2);
+  {
+    auto held = store->find(capture_name(1));  // 1 is now the most recently used, and pinned
+    write_capture(*store, 3);                  // over quota: 2 goes
+    CHECK(store->find(capture_name(1)));
+    CHECK_FALSE(store->find(capture_name(2)));
+    CHECK(store->find(capture_name(3)));
+  }
+  // A capture larger than the whole quota is refused, and the store is unchanged.
+  auto tiny = open_store(dir, 1000);
+  CHECK_THROWS_WITH(write_capture(*tiny, 9), Catch::Contains("quota"));
+  CHECK(tiny->stats().segment_files == static_cast<int64_t>(tiny->list().size()));
+}
+
+TEST_CASE("the host tier is LRU by bytes and keeps pinned captures", "[cache]") {
+  HostTier tier(3000);
+  auto block = [] { return at::zeros({250}); };  // 1000 bytes
+  CHECK(tier.put({1, {0, 0, engine::Slot::hidden}}, block()));
+  CHECK(tier.put({2, {0, 0, engine::Slot::hidden}}, block()));
+  CHECK(tier.put({3, {0, 0, engine::Slot::hidden}}, block()));
+  tier.pin(1);
+  CHECK(tier.put({4, {0, 0, engine::Slot::hidden}}, block()));  // evicts 2, the oldest unpinned
+  CHECK(tier.contains({1, {0, 0, engine::Slot::hidden}}));
+  CHECK_FALSE(tier.contains({2, {0, 0, engine::Slot::hidden}}));
+  CHECK(tier.get({3, {0, 0, engine::Slot::hidden}}).defined());  // 3 now most recent
+  CHECK(tier.put({5, {0, 0, engine::Slot::hidden}}, block()));    // evicts 4
+  CHECK_FALSE(tier.contains({4, {0, 0, engine::Slot::hidden}}));
+  CHECK(tier.bytes() == 3000);
+  CHECK_FALSE(tier.put({6, {0, 0, engine::Slot::hidden}}, at::zeros({1000})));  // larger than capacity
+}
+
+TEST_CASE("opening the store removes orphan segments and rows whose bytes are gone", "[cache]") {
+  test::TempDir dir;
+  {
+    auto store = open_store(dir);
+    write_capture(*store, 1);
+    write_capture(*store, 2);
+  }
+  const auto captures = open_store(dir)->list();
+  std::ofstream(dir.file("store") + "/segments/deadbeef00000000.seg") << "half a capture";
+  std::filesystem::resize_file(dir.file("store") + "/segments/" + captures[0].segment, 100);
+  auto store = open_store(dir);
+  CHECK(store->open_report().removed_segments == 1);
+  CHECK(store->open_report().removed_captures == 1);
+  CHECK(store->list().size() == 1);
+  CHECK(store->stats().segment_files == 1);
+}
+
+TEST_CASE("prefetch loads a capture into the host tier and reads then hit memory", "[cache]") {
+  test::TempDir dir;
+  auto store = open_store(dir);
+  write_capture(*store, 1);
+  store->prefetch(capture_name(1));
+  store->wait_for_prefetches();
+  CHECK(store->stats().host_bytes == 2 * 3 * 64 * 32 * 4);
+  const int64_t disk_before = store->stats().bytes_read_from_disk;
+  CHECK(capture_intact(*store, 1));
+  CHECK(store->stats().bytes_read_from_disk == disk_before);
+  CHECK(store->stats().host_hits >= 6);
+}
+
+TEST_CASE("a newer schema version is refused with a clear error", "[cache]") {
+  test::TempDir dir;
+  open_store(dir);
+  {
+    cache::ActivationStoreOptions options;
+    auto db = std::make_unique<SqliteDb>(dir.file("store") + "/index.sqlite");
+    db->execute("UPDATE schema_version SET version = 99");
+  }
+  CHECK_THROWS_WITH(open_store(dir), Catch::Contains("schema version 99"));
+}
