@@ -199,6 +199,7 @@ StoreStats ActivationStore::stats() {
   }
   std::error_code error;
   for (const auto& file : fs::directory_iterator(state_->segments_dir, error)) {
+    if (file.path().extension() != ".seg") continue;  // "*.seg.new": a writer locking its file
     ++stats.segment_files;
     stats.segment_bytes += static_cast<int64_t>(file.file_size(error));
   }
@@ -287,10 +288,11 @@ RecoveryReport ActivationStore::gc() {
   for (const auto& file : fs::directory_iterator(state_->segments_dir, error)) {
     const std::string name = file.path().filename().string();
     if (referenced.count(name)) continue;
-    // "*.seg.new" exist for microseconds while a writer locks its file; older ones are litter.
+    // "*.seg.new" exist for microseconds while a writer locks its file; older ones are litter
+    // of a writer killed in that window.
     if (file.path().extension() == ".new") {
       const auto age = fs::file_time_type::clock::now() - fs::last_write_time(file.path(), error);
-      if (error || age < std::chrono::hours(1)) continue;
+      if (error || age < std::chrono::seconds(10)) continue;
     }
     // Unreferenced and unlocked: its writer died before committing. Locked: still being written.
     if (!segment_unlocked(file.path().string())) continue;
