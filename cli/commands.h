@@ -12,5 +12,6 @@ void add_dev_commands(CLI::App& app, CommandAction& action);
 void add_edit_command(CLI::App& app, CommandAction& action);
 void add_template_commands(CLI::App& app, CommandAction& action);
 void add_bench_commands(CLI::App& app, CommandAction& action);
+void add_cache_commands(CLI::App& app, CommandAction& action);
 
 }  // namespace flashps::cli

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cache/file_capture_store.h"
+#include "cache/activation_store.h"
 #include "dev/random_model.h"
 
 namespace flashps::cli {
@@ -15,7 +15,7 @@ ModelChoice choose_model(const std::string& model_option) {
   if (const char* env = std::getenv("FLASHPS_MODEL")) return {env, false};
   const fs::path bundled = fs::path(FLASHPS_SOURCE_DIR) / "samples" / "models" / "flashps-fill-small";
   if (fs::exists(bundled / "transformer" / "config.json")) return {bundled.string(), false};
-  const fs::path random_model = fs::path(default_capture_directory()).parent_path() / "random-fill-model";
+  const fs::path random_model = fs::path(cache::default_store_directory()).parent_path() / "random-fill-model";
   if (!fs::exists(random_model / "model_index.json")) {
     std::cerr << "flashps: no bundled model yet; writing a random-weight model to " << random_model << "\n";
     dev::write_random_flux_model(random_model.string(), dev::small_fill_model_spec());

@@ -4,7 +4,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "cache/file_capture_store.h"
+#include "cache/activation_store.h"
 #include "commands.h"
 #include "core/error.h"
 #include "core/image.h"
@@ -40,7 +40,7 @@ void add_shared_options(CLI::App* command, EditOptions& options, bool mask_requi
   command->add_option("--dtype", options.dtype, "Transformer precision: fp32 or bf16")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
-  command->add_option("--cache-dir", options.cache_dir, "Template capture directory (default: ~/.cache/flashps/captures)");
+  command->add_option("--cache-dir", options.cache_dir, "Activation store directory (default: ~/.cache/flashps/store, or FLASHPS_CACHE_DIR)");
   command->add_flag("--quiet,-q", options.quiet, "No progress bar");
   command->add_flag("--json", options.json, "Print statistics as JSON");
 }
@@ -64,12 +64,14 @@ EditRequest make_request(const EditOptions& options) {
 
 std::unique_ptr<FluxInpaintPipeline> load_pipeline(const EditOptions& options) {
   ModelChoice model = choose_model(options.model);
-  auto store = std::make_shared<FileCaptureStore>(options.cache_dir.empty() ? default_capture_directory()
-                                                                            : options.cache_dir);
+  cache::ActivationStoreOptions store_options;
+  store_options.directory = options.cache_dir.empty() ? cache::default_store_directory() : options.cache_dir;
+  auto store = cache::ActivationStore::open(store_options);
   auto pipeline = FluxInpaintPipeline::load(model.dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat, store);
-  if (pipeline->is_unconditional() && !options.quiet)
-    std::cerr << "flashps: this model is unconditional (trained without prompts): prompts are ignored\n";
-  else if (!pipeline->has_text_encoder() && !options.quiet)
+  if (pipeline->is_unconditional()) {
+    if (!options.prompt_embeds.empty())
+      std::cerr << "flashps: this model is unconditional (trained without prompts): --prompt-embeds is ignored\n";
+  } else if (!pipeline->has_text_encoder() && !options.quiet)
     std::cerr << "flashps: this model has no text encoder: prompts are not used (stored empty-prompt "
                  "embeddings, or --prompt-embeds)\n";
   return pipeline;

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "cache/file_capture_store.h"
+#include "cache/activation_store.h"
 #include "core/error.h"
 #include "core/image.h"
 #include "core/runtime.h"
@@ -155,7 +155,11 @@ flashps_status flashps_editor_open(const char* model_dir, const flashps_editor_p
     runtime.num_threads = params.threads;
     flashps::init_runtime(runtime);
     std::shared_ptr<flashps::engine::CaptureStore> store;
-    if (params.capture_dir) store = std::make_shared<flashps::FileCaptureStore>(params.capture_dir);
+    if (params.capture_dir) {
+      flashps::cache::ActivationStoreOptions options;
+      options.directory = params.capture_dir;
+      store = flashps::cache::ActivationStore::open(options);
+    }
     auto handle = std::make_unique<flashps_editor>();
     handle->pipeline = flashps::FluxInpaintPipeline::load(model_dir, params.bf16 ? at::kBFloat16 : at::kFloat, store);
     *editor = handle.release();
