@@ -7,6 +7,8 @@
 
 #include "bench/edit_benchmark.h"
 #include "bench/quality_benchmark.h"
+#include "bench/store_benchmark.h"
+#include "cache/activation_store.h"
 #include "commands.h"
 #include "core/error.h"
 #include "model_choice.h"
@@ -69,6 +71,30 @@ void add_quality_command(CLI::App& bench, CommandAction& action) {
   });
 }
 
+void add_store_command(CLI::App& bench, CommandAction& action) {
+  static bench::StoreBenchmarkOptions options;
+  static std::string json_path;
+  static bool quiet = false;
+  CLI::App* store = bench.add_subcommand("store", "Activation store vs plain file I/O: write, cold read, partial reads, host hits");
+  store->add_option("--dir", options.directory, "Scratch folder on the disk to measure (default: next to the store)");
+  store->add_option("--mb", options.megabytes, "Capture size in MB")->capture_default_str();
+  store->add_option("--mask-ratio", options.mask_ratio, "Mask ratio of the partial reads")->capture_default_str();
+  store->add_option("--json", json_path, "Write the results as JSON to this file");
+  store->add_flag("--quiet,-q", quiet, "No progress bar");
+  store->callback([&action] {
+    action = [] {
+      if (options.directory.empty())
+        options.directory = std::filesystem::path(cache::default_store_directory()).parent_path().string();
+      options.progress = terminal_progress(quiet);
+      bench::StoreBenchmarkReport report = bench::run_store_benchmark(options);
+      finish_progress_line(quiet);
+      std::cout << report.table();
+      if (!json_path.empty()) write_json_file(json_path, report.results);
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app, CommandAction& action) {
@@ -105,6 +131,7 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
     };
   });
   add_quality_command(*bench, action);
+  add_store_command(*bench, action);
 }
 
 }  // namespace flashps::cli
