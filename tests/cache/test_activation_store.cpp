@@ -196,3 +196,15 @@ TEST_CASE("a newer schema version is refused with a clear error", "[cache]") {
   }
   CHECK_THROWS_WITH(open_store(dir), Catch::Contains("schema version 99"));
 }
+
+TEST_CASE("load-time estimates follow the tier the entries are in", "[cache]") {
+  test::TempDir dir;
+  auto store = open_store(dir);
+  write_capture(*store, 1);
+  const double from_disk = store->find(capture_name(1))->expected_load_bytes_per_second();
+  store->prefetch(capture_name(1));
+  store->wait_for_prefetches();
+  const double from_host = store->find(capture_name(1))->expected_load_bytes_per_second();
+  CHECK(from_disk > 0);
+  CHECK(from_host > from_disk);
+}

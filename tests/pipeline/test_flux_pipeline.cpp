@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
+#include "cache/activation_store.h"
 #include "core/error.h"
 #include "dev/random_model.h"
 #include "pipeline/flux_inpaint_pipeline.h"
@@ -223,4 +226,46 @@ TEST_CASE("images larger than the context size are edited through a window aroun
   // Without a context size the whole image is processed.
   request.context_size = -1;
   CHECK(pipeline->edit(request).stats.width == 160);
+}
+
+TEST_CASE("a template stored on disk is reused by a new process, and damage falls back to compute",
+          "[pipeline][cache]") {
+  test::TempDir dir;
+  const std::string model = tiny_model(dir);
+  cache::ActivationStoreOptions options;
+  options.directory = dir.file("store");
+  Image image = gradient_image(64, 48);
+  EditRequest request = request_for(image, box_mask(64, 48, 16, 16, 20), 5);
+  EditRequest full_request = request;
+  full_request.mode = ComputeMode::full;
+  Image full;
+  {
+    auto pipeline = FluxInpaintPipeline::load(model, at::kFloat, cache::ActivationStore::open(options));
+    full = pipeline->edit(full_request).image;
+    pipeline->register_template(request);
+  }
+  {  // a fresh pipeline and store, as in a later `flashps edit`
+    auto pipeline = FluxInpaintPipeline::load(model, at::kFloat, cache::ActivationStore::open(options));
+    request.mode = ComputeMode::hidden;
+    EditResult edited = pipeline->edit(request);
+    CHECK(edited.stats.cache_hit);
+    CHECK(edited.stats.entries_failed == 0);
+    CHECK(max_pixel_difference(edited.image, full) <= 1);
+  }
+  // Damage every entry's first bytes: each is detected, quarantined and computed instead.
+  for (const auto& file : std::filesystem::directory_iterator(dir.file("store") + "/segments")) {
+    std::fstream segment(file.path(), std::ios::in | std::ios::out | std::ios::binary);
+    for (int64_t offset = 0; offset < static_cast<int64_t>(std::filesystem::file_size(file.path())); offset += 4096) {
+      segment.seekp(offset);
+      segment.put('\x7f');
+    }
+  }
+  auto pipeline = FluxInpaintPipeline::load(model, at::kFloat, cache::ActivationStore::open(options));
+  EditResult edited = pipeline->edit(request);
+  CHECK(edited.stats.cache_hit);
+  CHECK(edited.stats.entries_failed > 0);
+  bool noted = false;
+  for (const std::string& note : edited.stats.notes) noted |= note.find("unreadable") != std::string::npos;
+  CHECK(noted);
+  CHECK(max_pixel_difference(edited.image, full) <= 1);
 }

@@ -12,6 +12,12 @@ namespace flashps::cache {
 
 uint64_t row_checksum(const void* data, size_t size) { return XXH3_64bits(data, size); }
 
+double ActivationStore::State::disk_bytes_per_second() const {
+  const int64_t nanoseconds = disk_read_nanoseconds;
+  if (nanoseconds < 1000000 || bytes_read < (int64_t{16} << 20)) return 1.5e9;  // too little seen yet
+  return double(bytes_read) / (nanoseconds * 1e-9);
+}
+
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -64,6 +70,7 @@ class StoreCapture : public engine::Capture {
     const int64_t row_bytes = record.width * static_cast<int64_t>(c10::elementSize(record.dtype));
     at::Tensor out = at::empty({count, record.width}, at::TensorOptions().dtype(record.dtype));
     auto* destination = static_cast<uint8_t*>(out.data_ptr());
+    const auto read_start = std::chrono::steady_clock::now();
     // Runs of consecutive rows are read with one pread each: bytes moved ~ rows requested.
     for (int64_t i = 0; i < count;) {
       if (wanted[i] < 0 || wanted[i] >= record.rows)
@@ -74,6 +81,8 @@ class StoreCapture : public engine::Capture {
       i += run;
     }
     state_->bytes_read += count * row_bytes;
+    state_->disk_read_nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now() - read_start).count();
     if (state_->should_verify()) {
       std::vector<int64_t> indices(wanted, wanted + count);
       check_rows(*state_, id_, record, destination, indices, row_bytes, segment_.path());
@@ -82,6 +91,16 @@ class StoreCapture : public engine::Capture {
   }
 
   int64_t bytes() const override { return bytes_; }
+
+  double expected_load_bytes_per_second() const override {
+    // Host hits cost a row gather (memory bandwidth); misses a disk read at the rate this
+    // process has observed. Mixed captures: the harmonic blend by resident fraction.
+    constexpr double kHostBytesPerSecond = 8e9;
+    int64_t resident = 0;
+    for (const auto& [key, record] : records_) resident += state_->host.contains({id_, key}) ? record.length : 0;
+    const double fraction = bytes_ > 0 ? double(resident) / bytes_ : 0.0;
+    return 1.0 / (fraction / kHostBytesPerSecond + (1 - fraction) / state_->disk_bytes_per_second());
+  }
 
  private:
   std::shared_ptr<ActivationStore::State> state_;

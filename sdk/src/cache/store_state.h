@@ -30,6 +30,8 @@ struct ActivationStore::State {
   HostTier host;
   std::atomic<int64_t> bytes_read{0};
   std::atomic<int64_t> reads{0};
+  std::atomic<int64_t> disk_read_nanoseconds{0};  // with bytes_read: observed disk bandwidth
+  double disk_bytes_per_second() const;
 
   explicit State(ActivationStoreOptions opts);
   std::string segment_path(const std::string& segment) const { return segments_dir + "/" + segment; }

@@ -54,6 +54,9 @@ class Capture {
   // entry is missing or damaged (the engine then computes that block instead).
   virtual at::Tensor read_rows(const EntryKey& key, const at::Tensor& rows) const = 0;
   virtual int64_t bytes() const = 0;
+  // Expected read bandwidth for this capture's entries given the tier they are in (host memory
+  // or disk), for the planner's load-time estimates; 0 = unknown (the engine's default).
+  virtual double expected_load_bytes_per_second() const { return 0.0; }
 };
 
 class CaptureWriter {

@@ -162,10 +162,13 @@ EditResult FluxInpaintPipeline::edit(const EditRequest& request) {
     const FluxConfig& config = components_.transformer->config();
     std::vector<bool> use_cache(config.block_count(), true);
     if (kind == engine::CacheKind::hidden && request.use_planner) {
+      engine::DeviceSpeed speed = speed_;
+      if (capture->expected_load_bytes_per_second() > 0)
+        speed.load_bytes_per_second = capture->expected_load_bytes_per_second();  // host or disk tier
       engine::TokenCounts counts{prepared.prompt_embeds.size(0), prepared.token_mask.token_count(),
                                  prepared.token_mask.masked_count()};
       auto times = engine::estimate_block_times(
-          flux_block_work(config, c10::elementSize(components_.transformer->dtype())), counts, kind, speed_);
+          flux_block_work(config, c10::elementSize(components_.transformer->dtype())), counts, kind, speed);
       use_cache = engine::plan_pipeline(times).use_cache;
     }
     const int first = request.steps - static_cast<int>(request.steps * request.strength);
