@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "cache/activation_store.h"
 #include "cache/host_tier.h"
@@ -207,4 +208,25 @@ TEST_CASE("load-time estimates follow the tier the entries are in", "[cache]") {
   const double from_host = store->find(capture_name(1))->expected_load_bytes_per_second();
   CHECK(from_disk > 0);
   CHECK(from_host > from_disk);
+}
+
+TEST_CASE("threads of one process share a store safely", "[cache]") {
+  test::TempDir dir;
+  auto store = open_store(dir, 0, 1 << 18);  // a small host tier: prefetches evict each other
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) {
+        write_capture(*store, t * 10 + i % 3);  // repeats: duplicate commits race too
+        store->prefetch(capture_name(t * 10));
+        for (int other = 0; other < 4; ++other)
+          if (store->find(capture_name(other * 10)) && !capture_intact(*store, other * 10)) ++failures;
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  store->wait_for_prefetches();
+  CHECK(failures == 0);
+  CHECK(store->list().size() == 12);
+  CHECK(store->verify().damaged == 0);
 }

@@ -56,6 +56,23 @@ else
   echo "skipped: run-fixture (no fixtures at $fixture)"
 fi
 
+# A template registered by one process is reused by the next (the activation store on disk).
+export FLASHPS_CACHE_DIR="$work/store"
+image="$(dirname "$0")/../../samples/images/fig.jpg"
+if "$flashps" --threads 2 template register --image "$image" --steps 4 -q &&
+   "$flashps" --threads 2 edit --image "$image" --mask "$(dirname "$0")/../../samples/masks/fig.png" --steps 4 \
+     --out "$work/edit.png" -q --json | grep -q '"cache_hit": true'; then
+  echo "ok: template register then edit in another process hits the store"
+else
+  echo "FAIL: the stored template was not reused"; failures=$((failures + 1))
+fi
+if "$flashps" cache ls --json | grep -q '"template"' && "$flashps" cache verify -q >/dev/null; then
+  echo "ok: cache ls / verify"
+else
+  echo "FAIL: cache ls / verify"; failures=$((failures + 1))
+fi
+expect_error "bad cache size" "not a size" -- cache evict --max-size lots
+
 if [ $failures -ne 0 ]; then
   echo "$failures CLI error checks failed"
   exit 1

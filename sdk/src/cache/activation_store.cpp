@@ -147,7 +147,11 @@ void ActivationStore::prefetch(const engine::CaptureId& id) {
       for (const EntryRecord& record : state->load_entries(capture_id)) {
         if (record.quarantined || state->host.contains({capture_id, record.key})) continue;
         try {
-          if (!state->host.put({capture_id, record.key}, read_whole_entry(*state, capture_id, reader, record))) break;
+          at::Tensor entry = read_whole_entry(*state, capture_id, reader, record);
+#ifdef FLASHPS_WITH_CUDA
+          entry = entry.pin_memory();  // page-locked: host->device copies run asynchronously
+#endif
+          if (!state->host.put({capture_id, record.key}, entry)) break;
         } catch (const Error&) {
           // damaged entry: quarantined by the read; the edit computes that block
         }
