@@ -106,20 +106,24 @@ StoreBenchmarkReport run_store_benchmark(const StoreBenchmarkOptions& options) {
   progress("store write");
   const std::string segment = store_options.directory + "/segments/" + store->list().at(0).segment;
 
-  // 2. Cold reads of every byte: plain sequential read vs the store's entry reads (verified).
-  drop_from_page_cache(plain);
-  start = Clock::now();
-  read_plain(plain, entry_bytes);
-  const double plain_read = seconds_since(start);
-  progress("plain read");
-  drop_from_page_cache(segment);
+  // 2. Cold reads of every byte: plain sequential read vs the store's entry reads (verified),
+  // alternated three times, best of each (the virtual disk here is noisy).
   at::Tensor all_rows = at::arange(options.tokens);
-  start = Clock::now();
-  {
-    auto capture = store->find(id);
-    for (int64_t i = 0; i < entries; ++i) capture->read_rows(key_of(i), all_rows);
+  double plain_read = 1e30, store_read = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    drop_from_page_cache(plain);
+    start = Clock::now();
+    read_plain(plain, entry_bytes);
+    plain_read = std::min(plain_read, seconds_since(start));
+    drop_from_page_cache(segment);
+    start = Clock::now();
+    {
+      auto capture = store->find(id);
+      for (int64_t i = 0; i < entries; ++i) capture->read_rows(key_of(i), all_rows);
+    }
+    store_read = std::min(store_read, seconds_since(start));
   }
-  const double store_read = seconds_since(start);
+  progress("plain read");
   progress("store read");
 
   // 3. Partial reads: the unmasked rows of a brush/blob/box mask of ratio m, cold.
