@@ -230,3 +230,36 @@ TEST_CASE("threads of one process share a store safely", "[cache]") {
   CHECK(store->list().size() == 12);
   CHECK(store->verify().damaged == 0);
 }
+
+TEST_CASE("the verify policy decides which reads are checked", "[cache]") {
+  for (VerifyPolicy policy : {VerifyPolicy::always, VerifyPolicy::sampled, VerifyPolicy::never}) {
+    test::TempDir dir;
+    ActivationStoreOptions options;
+    options.directory = dir.file("store");
+    options.verify = policy;
+    options.sample_every = 4;
+    {
+      auto store = ActivationStore::open(options);
+      write_capture(*store, 1, 1, 1);
+    }
+    {
+      std::fstream segment(only_segment(dir), std::ios::in | std::ios::out | std::ios::binary);
+      segment.seekp(0);
+      segment.put('\x42');
+    }
+    auto store = ActivationStore::open(options);
+    auto capture = store->find(capture_name(1));
+    int detected = 0;
+    for (int read = 0; read < 8; ++read) {
+      try {
+        capture->read_rows({0, 0, engine::Slot::hidden}, at::arange(64));
+      } catch (const Error&) {
+        ++detected;
+        break;  // quarantined from here on
+      }
+    }
+    if (policy == VerifyPolicy::never) CHECK(detected == 0);
+    else CHECK(detected == 1);
+  }
+  CHECK_THROWS_WITH(verify_policy_from_name("sometimes"), Catch::Contains("always, sampled, never"));
+}
