@@ -84,6 +84,7 @@ nlohmann::json stats_json(const EditStats& stats) {
           {"mask_ratio", stats.mask_ratio},
           {"mode", compute_mode_name(stats.mode_used)},
           {"cache_hit", stats.cache_hit},
+          {"compute_saving", stats.compute_saving},
           {"blocks_from_cache", stats.blocks_from_cache},
           {"blocks_computed", stats.blocks_computed},
           {"entries_failed", stats.entries_failed},
@@ -122,10 +123,14 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
       if (options.json) {
         std::cout << stats_json(result.stats).dump(2) << "\n";
       } else if (!options.quiet) {
+        char hit[96] = "";
+        if (result.stats.cache_hit)
+          std::snprintf(hit, sizeof(hit), ", template cache hit: %.1fx less compute per step",
+                        result.stats.compute_saving);
         std::printf("wrote %s (%dx%d, mask %.1f%%, %s%s, %.2f s: denoise %.2f s)\n", options.output.c_str(),
                     result.image.width, result.image.height, 100 * result.stats.mask_ratio,
-                    compute_mode_name(result.stats.mode_used), result.stats.cache_hit ? ", template cache hit" : "",
-                    result.stats.total_seconds, result.stats.denoise_seconds);
+                    compute_mode_name(result.stats.mode_used), hit, result.stats.total_seconds,
+                    result.stats.denoise_seconds);
       }
       return 0;
     };

@@ -56,6 +56,7 @@ struct EditStats {
   double mask_ratio = 0;      // masked tokens / tokens
   ComputeMode mode_used = ComputeMode::full;
   bool cache_hit = false;
+  double compute_saving = 1.0;  // FLOPs of a full step / FLOPs of the step as run (cost model)
   int blocks_from_cache = 0, blocks_computed = 0, entries_failed = 0;
   int64_t cache_bytes_loaded = 0;
   double load_wait_seconds = 0;

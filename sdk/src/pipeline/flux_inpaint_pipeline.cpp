@@ -187,6 +187,12 @@ EditResult FluxInpaintPipeline::edit(const EditRequest& request) {
       const engine::ReplayStats& replay = router.stats();
       stats.cache_hit = true;
       stats.mode_used = kind == engine::CacheKind::kv ? ComputeMode::kv : ComputeMode::hidden;
+      {
+        const auto work = flux_block_work(config, c10::elementSize(components_.transformer->dtype()));
+        const engine::TokenCounts counts{prepared.prompt_embeds.size(0), prepared.token_mask.token_count(),
+                                         prepared.token_mask.masked_count()};
+        stats.compute_saving = engine::forward_flops(work, counts) / engine::forward_flops(work, counts, kind);
+      }
       stats.blocks_from_cache = replay.blocks_from_cache;
       stats.blocks_computed = replay.blocks_computed;
       stats.entries_failed = replay.entries_failed;

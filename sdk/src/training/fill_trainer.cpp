@@ -53,6 +53,27 @@ void initialise(torch::nn::Module& model, uint64_t seed) {
   }
 }
 
+// The noisy latents must reach the output almost unchanged: at high noise the target
+// ε − x₀ is mostly the input itself, and a small DiT learns such an identity through
+// x_embedder → LayerNorm → proj_out only slowly (its samples keep token-sized grain). So the
+// first `latent_channels` inputs are embedded along orthonormal directions and proj_out reads
+// them back (LayerNorm divides by about sqrt(latent_channels / hidden)); the model starts as
+// v = x_t, the conditioning inputs start small, and the blocks (zero-gated) learn the rest.
+void initialise_pass_through(FluxTransformerImpl& model, int64_t latent_channels, uint64_t seed) {
+  at::NoGradGuard no_grad;
+  auto generator = at::detail::createCPUGenerator(seed + 17);
+  at::Tensor& embed = model.x_embedder->weight;  // [hidden, in]
+  const int64_t hidden = embed.size(0);
+  at::Tensor random = at::randn({hidden, latent_channels}, generator);
+  at::Tensor basis = std::get<0>(at::linalg_qr(random));  // orthonormal columns
+  embed.narrow(1, latent_channels, embed.size(1) - latent_channels).mul_(0.1);
+  embed.narrow(1, 0, latent_channels).copy_(basis);
+  model.x_embedder->bias.zero_();
+  const double layer_norm_scale = std::sqrt(double(latent_channels) / hidden);
+  model.proj_out->weight.copy_(basis.t() * layer_norm_scale);
+  model.proj_out->bias.zero_();
+}
+
 struct TrainingState {
   FluxTransformer model{nullptr};
   at::Tensor prompt_embeds, pooled_prompt_embeds;
@@ -207,6 +228,7 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   TrainingState state;
   state.model = FluxTransformer(options.spec.transformer);
   initialise(*state.model, options.seed);
+  initialise_pass_through(*state.model, options.spec.transformer.out_channels, options.seed);
   auto generator = at::detail::createCPUGenerator(options.seed + 1);
   state.prompt_embeds = at::randn({options.spec.text_tokens, options.spec.transformer.joint_attention_dim}, generator) * 0.02;
   state.pooled_prompt_embeds = at::zeros({options.spec.transformer.pooled_projection_dim});
