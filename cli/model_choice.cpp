@@ -13,11 +13,13 @@ ModelChoice choose_model(const std::string& model_option) {
   namespace fs = std::filesystem;
   if (!model_option.empty()) return {model_option, false};
   if (const char* env = std::getenv("FLASHPS_MODEL")) return {env, false};
-  const fs::path bundled = fs::path(FLASHPS_SOURCE_DIR) / "samples" / "models" / "flashps-fill-small";
-  if (fs::exists(bundled / "transformer" / "config.json")) return {bundled.string(), false};
+  // The bundled model: in the source tree (a build) or the installed data folder (a package).
+  for (const fs::path& bundled : {fs::path(FLASHPS_SOURCE_DIR) / "samples" / "models" / "flashps-fill-small",
+                                  fs::path(FLASHPS_DATA_DIR) / "models" / "flashps-fill-small"})
+    if (fs::exists(bundled / "transformer" / "config.json")) return {bundled.string(), false};
   const fs::path random_model = fs::path(cache::default_store_directory()).parent_path() / "random-fill-model";
   if (!fs::exists(random_model / "model_index.json")) {
-    std::cerr << "flashps: no bundled model yet; writing a random-weight model to " << random_model << "\n";
+    std::cerr << "flashps: the bundled model is missing; writing a random-weight model to " << random_model << "\n";
     dev::write_random_flux_model(random_model.string(), dev::small_fill_model_spec());
   }
   std::cerr << "flashps: note: using a RANDOM-WEIGHT model (" << random_model.string()

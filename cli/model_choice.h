@@ -1,5 +1,6 @@
-// Which model a command uses: --model DIR, else $FLASHPS_MODEL, else the bundled default model,
-// else (until a trained default model ships) a random-weight model created once in the cache.
+// Which model a command uses: --model DIR, else $FLASHPS_MODEL, else the bundled default model
+// (samples/models/flashps-fill-small, in the source tree or installed), else — only if that
+// folder was removed — a random-weight model created once in the cache, with a warning.
 #pragma once
 #include <string>
 

@@ -83,7 +83,9 @@ at::Tensor FluxInpaintPipeline::denoise(const Prepared& prepared, const EditRequ
     call.hidden_states = fill ? at::cat({latents.to(dtype), fill_conditioning}, 1) : latents.to(dtype);
     call.timestep = timesteps[step].item<double>() / 1000.0;
     if (route) route(call, step);
-    at::Tensor output = transformer->forward({call})[0];
+    at::Tensor output = transformer->forward({call})[0].to(at::kFloat);
+    if (components_.predicts_sample)  // x0 -> flow velocity at this step's sigma
+      output = (latents.to(at::kFloat) - output) / std::max(call.timestep, 1e-6);
     latents = scheduler->step(output.to(at::kFloat), step, latents, *state).to(at::kFloat);
     if (!fill) {
       at::Tensor proper = step + 1 < steps ? scheduler->add_noise(template_latents, noise, step + 1)

@@ -100,6 +100,11 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
       components.native_size = native->get<int>();
     }
     components.unconditional = index.value("_flashps_unconditional", false);
+    const std::string prediction = index.value("_flashps_prediction_type", std::string("velocity"));
+    if (prediction != "velocity" && prediction != "sample")
+      throw Error(model_index.string() + ": _flashps_prediction_type must be \"velocity\" or \"sample\", got \"" +
+                  prediction + "\"");
+    components.predicts_sample = prediction == "sample";
   }
   return std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
 }

@@ -32,6 +32,9 @@ struct FluxPipelineComponents {
   double default_guidance = 30.0;
   int native_size = 0;  // pixels per side the model was trained at (model_index.json), 0 = any
   bool unconditional = false;  // trained without prompts: prompt embeddings are ignored
+  // The transformer predicts clean latents ("sample") instead of Flux's flow velocity; the
+  // pipeline converts: v = (x_t - x0) / sigma. From model_index.json "_flashps_prediction_type".
+  bool predicts_sample = false;
 };
 
 class FluxInpaintPipeline {

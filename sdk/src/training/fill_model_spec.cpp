@@ -29,7 +29,8 @@ nlohmann::json FillModelSpec::to_json() const {
           {"vae", {{"patch_size", autoencoder.patch_size}, {"latent_channels", autoencoder.channels()}}},
           {"scheduler", scheduler_config},
           {"text_tokens", text_tokens},
-          {"native_size", native_size}};
+          {"native_size", native_size},
+          {"prediction_type", prediction_type}};
 }
 
 FillModelSpec small_fill_spec() {
@@ -92,7 +93,8 @@ void write_fill_model(const std::string& dir, const FillModelSpec& spec, const P
                           {"scheduler", {"diffusers", "FlowMatchEulerDiscreteScheduler"}},
                           {"text_encoder", nullptr},
                           {"_flashps_unconditional", true},
-                          {"_flashps_native_size", spec.native_size}};
+                          {"_flashps_native_size", spec.native_size},
+                          {"_flashps_prediction_type", spec.prediction_type}};
   if (!notes.is_null()) index["_flashps_training"] = notes;
   write_json(fs::path(dir) / "model_index.json", index);
 }

@@ -21,6 +21,11 @@ struct FillModelSpec {
   nlohmann::json scheduler_config;
   int64_t text_tokens = 4;  // learned "empty prompt" tokens (the model is unconditional)
   int native_size = 256;    // edit resolution; larger images are edited through a window
+  // "sample": the transformer predicts the clean latents x0 and the pipeline converts to the
+  // flow velocity, v = (x_t - x0) / sigma. A small DiT cannot copy its 64-value noisy input to
+  // its output precisely enough for "velocity" (Flux's own output; samples keep token-sized
+  // grain), while predicting x0 needs no such copy (cf. Li & He 2025, "Back to Basics").
+  std::string prediction_type = "sample";
 
   nlohmann::json to_json() const;
 };

@@ -53,27 +53,6 @@ void initialise(torch::nn::Module& model, uint64_t seed) {
   }
 }
 
-// The noisy latents must reach the output almost unchanged: at high noise the target
-// ε − x₀ is mostly the input itself, and a small DiT learns such an identity through
-// x_embedder → LayerNorm → proj_out only slowly (its samples keep token-sized grain). So the
-// first `latent_channels` inputs are embedded along orthonormal directions and proj_out reads
-// them back (LayerNorm divides by about sqrt(latent_channels / hidden)); the model starts as
-// v = x_t, the conditioning inputs start small, and the blocks (zero-gated) learn the rest.
-void initialise_pass_through(FluxTransformerImpl& model, int64_t latent_channels, uint64_t seed) {
-  at::NoGradGuard no_grad;
-  auto generator = at::detail::createCPUGenerator(seed + 17);
-  at::Tensor& embed = model.x_embedder->weight;  // [hidden, in]
-  const int64_t hidden = embed.size(0);
-  at::Tensor random = at::randn({hidden, latent_channels}, generator);
-  at::Tensor basis = std::get<0>(at::linalg_qr(random));  // orthonormal columns
-  embed.narrow(1, latent_channels, embed.size(1) - latent_channels).mul_(0.1);
-  embed.narrow(1, 0, latent_channels).copy_(basis);
-  model.x_embedder->bias.zero_();
-  const double layer_norm_scale = std::sqrt(double(latent_channels) / hidden);
-  model.proj_out->weight.copy_(basis.t() * layer_norm_scale);
-  model.proj_out->bias.zero_();
-}
-
 struct TrainingState {
   FluxTransformer model{nullptr};
   at::Tensor prompt_embeds, pooled_prompt_embeds;
@@ -166,6 +145,8 @@ double learning_rate_at(const FillTrainerOptions& options, int64_t step) {
 struct Example {
   FluxRequest request;
   at::Tensor target;        // noise - x0, [L, C]
+  at::Tensor noisy;         // x_t, [L, C]
+  double sigma = 1.0;
   at::Tensor token_weight;  // [L]
 };
 
@@ -184,6 +165,8 @@ Example make_example(const TrainingState& state, const PatchAutoencoder& autoenc
   example.request.txt_ids = at::zeros({state.prompt_embeds.size(0), 3});
   example.request.timestep = sigma;
   example.target = noise - clean;
+  example.noisy = noisy;
+  example.sigma = sigma;
   at::Tensor token_masked = pack_fill_mask(mask, autoencoder.scale_factor()).amax(1) > 0.5;
   example.token_weight = at::where(token_masked, at::ones({}), at::full({}, unmasked_weight));
   return example;
@@ -228,7 +211,6 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   TrainingState state;
   state.model = FluxTransformer(options.spec.transformer);
   initialise(*state.model, options.seed);
-  initialise_pass_through(*state.model, options.spec.transformer.out_channels, options.seed);
   auto generator = at::detail::createCPUGenerator(options.seed + 1);
   state.prompt_embeds = at::randn({options.spec.text_tokens, options.spec.transformer.joint_attention_dim}, generator) * 0.02;
   state.pooled_prompt_embeds = at::zeros({options.spec.transformer.pooled_projection_dim});
@@ -285,7 +267,15 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
     std::vector<at::Tensor> outputs = state.model->forward(requests);
     at::Tensor loss = at::zeros({});
     for (size_t i = 0; i < examples.size(); ++i) {
-      at::Tensor per_token = (outputs[i] - examples[i].target).pow(2).mean(1);
+      // The loss is on the velocity either way; an x0-predicting model's velocity is
+      // (x_t - x0) / sigma, with sigma floored so near-clean samples do not dominate.
+      at::Tensor velocity = outputs[i];
+      if (options.spec.prediction_type == "sample")
+        velocity = (examples[i].noisy - outputs[i]) / std::max(examples[i].sigma, 0.2);
+      at::Tensor target = examples[i].target;
+      if (options.spec.prediction_type == "sample" && examples[i].sigma < 0.2)
+        target = target * (examples[i].sigma / 0.2);  // same floor on both sides: (x_t - x0) / 0.2
+      at::Tensor per_token = (velocity - target).pow(2).mean(1);
       loss = loss + (per_token * examples[i].token_weight).sum() / examples[i].token_weight.sum();
     }
     loss = loss / static_cast<double>(examples.size());
