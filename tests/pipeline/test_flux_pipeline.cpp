@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cache/activation_store.h"
 #include "core/error.h"
@@ -268,4 +269,24 @@ TEST_CASE("a template stored on disk is reused by a new process, and damage fall
   for (const std::string& note : edited.stats.notes) noted |= note.find("unreadable") != std::string::npos;
   CHECK(noted);
   CHECK(max_pixel_difference(edited.image, full) <= 1);
+}
+
+TEST_CASE("model_index.json options are checked and named in errors", "[pipeline]") {
+  test::TempDir dir;
+  const std::string model = tiny_model(dir);
+  const std::string index_path = model + "/model_index.json";
+  nlohmann::json index = nlohmann::json::parse(std::ifstream(index_path));
+  index["_flashps_prediction_type"] = "epsilon";
+  std::ofstream(index_path) << index.dump();
+  CHECK_THROWS_WITH(FluxInpaintPipeline::load(model, at::kFloat),
+                    Catch::Contains("model_index.json") && Catch::Contains("epsilon"));
+  index["_flashps_prediction_type"] = "sample";
+  index["_flashps_native_size"] = 4;
+  std::ofstream(index_path) << index.dump();
+  CHECK_THROWS_WITH(FluxInpaintPipeline::load(model, at::kFloat), Catch::Contains("_flashps_native_size"));
+  index["_flashps_native_size"] = 64;
+  std::ofstream(index_path) << index.dump();
+  auto pipeline = FluxInpaintPipeline::load(model, at::kFloat);
+  CHECK(pipeline->components().predicts_sample);
+  CHECK(pipeline->components().native_size == 64);
 }
