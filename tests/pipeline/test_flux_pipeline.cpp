@@ -227,6 +227,18 @@ TEST_CASE("images larger than the context size are edited through a window aroun
   // Without a context size the whole image is processed.
   request.context_size = -1;
   CHECK(pipeline->edit(request).stats.width == 160);
+
+  // A template registered without a mask is processed whole (scaled to the context size), and
+  // masked edits of it then replay that capture instead of using a window.
+  EditRequest template_request = request_for(image, Image(), 5);
+  template_request.context_size = 64;
+  pipeline->register_template(template_request);
+  request = request_for(image, mask, 5);
+  request.context_size = 64;
+  EditResult replayed = pipeline->edit(request);
+  CHECK(replayed.stats.cache_hit);
+  CHECK(replayed.stats.width == 64);
+  CHECK(replayed.stats.height < 64);
 }
 
 TEST_CASE("a template stored on disk is reused by a new process, and damage falls back to compute",

@@ -145,6 +145,19 @@ EditResult FluxInpaintPipeline::edit(const EditRequest& request) {
   }
 
   std::shared_ptr<const engine::Capture> capture;
+  if (request.mode != ComputeMode::full && prepared.windowed) {
+    // A template registered without a mask was processed whole (scaled to the context size);
+    // edits of it use that processing, so the capture matches, instead of a window.
+    EditStats whole_stats;
+    Prepared whole = prepare(request, whole_stats, /*whole_image=*/true);
+    if (store_->find(capture_id(whole, request))) {
+      prepared = std::move(whole);
+      stats.notes = whole_stats.notes;
+      stats.width = whole_stats.width;
+      stats.height = whole_stats.height;
+      stats.mask_ratio = whole_stats.mask_ratio;
+    }
+  }
   if (request.mode != ComputeMode::full && !prepared.token_mask.full()) {
     capture = store_->find(capture_id(prepared, request));
     if (!capture) stats.notes.push_back("template not registered for these settings: computed in full");

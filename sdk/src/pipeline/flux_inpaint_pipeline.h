@@ -60,7 +60,9 @@ class FluxInpaintPipeline {
   struct Prepared;  // an edit request turned into tensors (flux_inpaint_prepare.cpp)
 
  private:
-  Prepared prepare(const EditRequest& request, EditStats& stats) const;
+  // whole_image: for images larger than the context size, process the whole image scaled down
+  // to fit it instead of a window around the mask (templates registered without a mask).
+  Prepared prepare(const EditRequest& request, EditStats& stats, bool whole_image = false) const;
   // Runs the denoising loop; `route` attaches a router to each step's model call.
   at::Tensor denoise(const Prepared& prepared, const EditRequest& request,
                      const std::function<void(FluxRequest&, int step)>& route, EditStats& stats);

@@ -26,8 +26,8 @@ int64_t FluxInpaintPipeline::vae_scale_factor() const {
   return components_.vae->scale_factor();
 }
 
-FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& request,
-                                                           EditStats& stats) const {
+FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& request, EditStats& stats,
+                                                           bool whole_image) const {
   if (request.image.empty()) throw Error("edit request has no image");
   check_image(request.image, "template image");
   if (request.steps < 1 || request.steps > 1000) throw Error("steps must be between 1 and 1000");
@@ -53,7 +53,14 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   Image window = prepared.original, window_mask = prepared.original_mask;
   int target_width = width, target_height = height;
   const PixelBox box = mask_bounding_box(prepared.original_mask);
-  if (context > 0 && (width > context || height > context) && !box.empty()) {
+  if (context > 0 && (width > context || height > context) && (whole_image || box.empty())) {
+    // The whole image, scaled to fit the context size.
+    const double scale = double(context) / std::max(width, height);
+    target_width = std::max(1, static_cast<int>(width * scale + 0.5));
+    target_height = std::max(1, static_cast<int>(height * scale + 0.5));
+    stats.notes.push_back("image larger than the model's " + std::to_string(context) + "px: processed whole at " +
+                          std::to_string(target_width) + "x" + std::to_string(target_height));
+  } else if (context > 0 && (width > context || height > context)) {
     // A square window around the mask with as much context again as the mask is large, at
     // least the native size, shifted to stay inside the image.
     const int side = std::max(context, static_cast<int>(std::max(box.w, box.h) * 1.5));
@@ -83,7 +90,7 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   if (prepared.resized) {
     processed = resize_bilinear(window, prepared.width, prepared.height);
     processed_mask = resize_nearest(window_mask, prepared.width, prepared.height);
-    if (!prepared.windowed)
+    if (!prepared.windowed && target_width == width)
       stats.notes.push_back("processed at " + std::to_string(prepared.width) + "x" +
                           std::to_string(prepared.height) + " (multiples of " +
                           std::to_string(token_pixels) + " pixels), result resized back");
