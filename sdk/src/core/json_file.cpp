@@ -28,4 +28,16 @@ nlohmann::json read_json_file(const std::string& path) {
   }
 }
 
+void write_json_file(const std::string& path, const nlohmann::json& json) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << json.dump(2) << "\n";
+    if (!out) throw Error(path + ": cannot write");
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) throw Error(path + ": cannot write: " + error.message());
+}
+
 }  // namespace flashps

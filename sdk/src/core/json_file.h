@@ -1,4 +1,4 @@
-// Reading JSON files (diffusers config.json, fixtures' cases.json, manifests) with errors that
+// Reading and writing JSON files (diffusers config.json, fixtures' cases.json, manifests) with errors that
 // name the file and the key.
 #pragma once
 #include <nlohmann/json_fwd.hpp>
@@ -8,5 +8,7 @@ namespace flashps {
 
 // Parses a whole file; throws Error("<path>: <problem>") if unreadable or not valid JSON.
 nlohmann::json read_json_file(const std::string& path);
+// Writes indented JSON atomically (temporary file, then rename); Error naming the path.
+void write_json_file(const std::string& path, const nlohmann::json& json);
 
 }  // namespace flashps

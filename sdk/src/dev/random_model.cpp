@@ -6,7 +6,9 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "core/tensor_io.h"
+#include "schedulers/flow_match_euler_discrete.h"
 #include "models/flux/flux_transformer.h"
 #include "models/random_weights.h"
 #include "models/vae/autoencoder_kl.h"
@@ -14,11 +16,6 @@
 namespace flashps::dev {
 namespace {
 
-void write_json(const std::filesystem::path& path, const nlohmann::json& json) {
-  std::ofstream out(path);
-  out << json.dump(2) << "\n";
-  if (!out) throw Error(path.string() + ": cannot write");
-}
 
 void save_module(const std::filesystem::path& path, torch::nn::Module& module) {
   std::vector<std::pair<std::string, at::Tensor>> tensors;
@@ -54,14 +51,7 @@ RandomFluxModelSpec small_fill_model_spec() {
                      {"use_quant_conv", false},
                      {"use_post_quant_conv", false},
                      {"sample_size", 256}};
-  spec.scheduler_config = {{"_class_name", "FlowMatchEulerDiscreteScheduler"},
-                           {"num_train_timesteps", 1000},
-                           {"shift", 3.0},
-                           {"use_dynamic_shifting", true},
-                           {"base_shift", 0.5},
-                           {"max_shift", 1.15},
-                           {"base_image_seq_len", 256},
-                           {"max_image_seq_len", 4096}};
+  spec.scheduler_config = flux_scheduler_config();
   return spec;
 }
 
@@ -72,10 +62,10 @@ void write_random_flux_model(const std::string& dir, const RandomFluxModelSpec& 
 
   FluxTransformer transformer(spec.transformer);
   fill_random_weights(*transformer, spec.seed);
-  write_json(fs::path(dir) / "transformer" / "config.json", spec.transformer.to_json());
+  write_json_file((fs::path(dir) / "transformer" / "config.json").string(), spec.transformer.to_json());
   save_module(fs::path(dir) / "transformer" / "diffusion_pytorch_model.safetensors", *transformer);
 
-  write_json(fs::path(dir) / "vae" / "config.json", spec.vae_config);
+  write_json_file((fs::path(dir) / "vae" / "config.json").string(), spec.vae_config);
   if (spec.vae_config.value("_class_name", std::string()) == "AutoencoderKL") {
     AutoencoderKLConfig vae_config = parse_autoencoder_kl_config(spec.vae_config, dir + "/vae/config.json");
     AutoencoderKL vae(vae_config);
@@ -83,13 +73,13 @@ void write_random_flux_model(const std::string& dir, const RandomFluxModelSpec& 
     save_module(fs::path(dir) / "vae" / "diffusion_pytorch_model.safetensors", vae);
   }
 
-  write_json(fs::path(dir) / "scheduler" / "scheduler_config.json", spec.scheduler_config);
+  write_json_file((fs::path(dir) / "scheduler" / "scheduler_config.json").string(), spec.scheduler_config);
 
   auto generator = at::detail::createCPUGenerator(spec.seed + 2);
   save_safetensors((fs::path(dir) / "empty_prompt_embeds.safetensors").string(),
                    {{"prompt_embeds", at::randn({spec.text_tokens, spec.transformer.joint_attention_dim}, generator)},
                     {"pooled_prompt_embeds", at::randn({spec.transformer.pooled_projection_dim}, generator)}});
-  write_json(fs::path(dir) / "model_index.json",
+  write_json_file((fs::path(dir) / "model_index.json").string(),
              {{"_class_name", "FluxFillPipeline"},
               {"_flashps_note", "random weights: for tests and benchmarks, not for real edits"},
               {"transformer", {"diffusers", "FluxTransformer2DModel"}},

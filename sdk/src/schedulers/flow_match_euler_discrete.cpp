@@ -82,6 +82,17 @@ FlowMatchEulerDiscreteConfig parse_flow_match_config(const json& config,
   return parsed;
 }
 
+nlohmann::json flux_scheduler_config() {
+  return {{"_class_name", "FlowMatchEulerDiscreteScheduler"},
+          {"num_train_timesteps", 1000},
+          {"shift", 3.0},
+          {"use_dynamic_shifting", true},
+          {"base_shift", 0.5},
+          {"max_shift", 1.15},
+          {"base_image_seq_len", 256},
+          {"max_image_seq_len", 4096}};
+}
+
 double calculate_flux_shift(int image_seq_len, int base_seq_len, int max_seq_len, double base_shift,
                             double max_shift) {
   const double slope = (max_shift - base_shift) / (max_seq_len - base_seq_len);

@@ -28,6 +28,10 @@ FlowMatchEulerDiscreteConfig parse_flow_match_config(const nlohmann::json& confi
 
 // diffusers' calculate_shift: mu grows linearly with the number of image tokens, from base_shift
 // at base_seq_len to max_shift at max_seq_len (Flux: tokens = (H/16) * (W/16)).
+// The scheduler_config.json of FLUX.1 models: shift 3, dynamic shifting from 0.5 at 256 image
+// tokens to 1.15 at 4096.
+nlohmann::json flux_scheduler_config();
+
 double calculate_flux_shift(int image_seq_len, int base_seq_len = 256, int max_seq_len = 4096,
                             double base_shift = 0.5, double max_shift = 1.15);
 

@@ -7,22 +7,11 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "core/tensor_io.h"
+#include "schedulers/flow_match_euler_discrete.h"
 
 namespace flashps::training {
-namespace {
-
-void write_json(const std::filesystem::path& path, const nlohmann::json& json) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << json.dump(2) << "\n";
-    if (!out) throw Error(path.string() + ": cannot write");
-  }
-  std::filesystem::rename(temporary, path);
-}
-
-}  // namespace
 
 nlohmann::json FillModelSpec::to_json() const {
   return {{"transformer", transformer.to_json()},
@@ -50,20 +39,13 @@ FillModelSpec small_fill_spec() {
   config.pooled_projection_dim = 64;
   config.axes_dims_rope = {8, 28, 28};
   config.guidance_embeds = false;
-  spec.scheduler_config = {{"_class_name", "FlowMatchEulerDiscreteScheduler"},
-                           {"num_train_timesteps", 1000},
-                           {"shift", 3.0},
-                           {"use_dynamic_shifting", true},
-                           {"base_shift", 0.5},
-                           {"max_shift", 1.15},
-                           {"base_image_seq_len", 256},
-                           {"max_image_seq_len", 4096}};
+  spec.scheduler_config = flux_scheduler_config();
   return spec;
 }
 
 void write_patch_autoencoder(const std::string& dir, const PatchAutoencoder& autoencoder) {
   std::filesystem::create_directories(dir);
-  write_json(std::filesystem::path(dir) / "config.json", autoencoder.config().to_json());
+  write_json_file((std::filesystem::path(dir) / "config.json").string(), autoencoder.config().to_json());
   if (autoencoder.config().projected())
     save_safetensors((std::filesystem::path(dir) / "diffusion_pytorch_model.safetensors").string(),
                      {{"projection", autoencoder.projection()}, {"mean", autoencoder.mean()}}, {{"format", "pt"}});
@@ -81,9 +63,9 @@ void write_fill_model(const std::string& dir, const FillModelSpec& spec, const P
     tensors.emplace_back(item.key(), item.value().detach().to(weights_dtype).contiguous());
   save_safetensors((fs::path(dir) / "transformer" / "diffusion_pytorch_model.safetensors").string(), tensors,
                    {{"format", "pt"}});
-  write_json(fs::path(dir) / "transformer" / "config.json", spec.transformer.to_json());
+  write_json_file((fs::path(dir) / "transformer" / "config.json").string(), spec.transformer.to_json());
   write_patch_autoencoder((fs::path(dir) / "vae").string(), autoencoder);
-  write_json(fs::path(dir) / "scheduler" / "scheduler_config.json", spec.scheduler_config);
+  write_json_file((fs::path(dir) / "scheduler" / "scheduler_config.json").string(), spec.scheduler_config);
   save_safetensors((fs::path(dir) / "empty_prompt_embeds.safetensors").string(),
                    {{"prompt_embeds", prompt_embeds.detach().to(at::kFloat).contiguous()},
                     {"pooled_prompt_embeds", pooled_prompt_embeds.detach().to(at::kFloat).contiguous()}});
@@ -96,7 +78,7 @@ void write_fill_model(const std::string& dir, const FillModelSpec& spec, const P
                           {"_flashps_native_size", spec.native_size},
                           {"_flashps_prediction_type", spec.prediction_type}};
   if (!notes.is_null()) index["_flashps_training"] = notes;
-  write_json(fs::path(dir) / "model_index.json", index);
+  write_json_file((fs::path(dir) / "model_index.json").string(), index);
 }
 
 }  // namespace flashps::training
