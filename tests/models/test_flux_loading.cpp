@@ -12,24 +12,13 @@
 #include "models/flux/flux_transformer.h"
 #include "models/random_weights.h"
 #include "support/temp_dir.h"
+#include "support/tiny_flux.h"
 
 using namespace flashps;
 
 namespace {
 
-FluxConfig small_config() {
-  FluxConfig config;
-  config.in_channels = 8;
-  config.out_channels = 8;
-  config.num_layers = 1;
-  config.num_single_layers = 1;
-  config.attention_head_dim = 8;
-  config.num_attention_heads = 2;
-  config.joint_attention_dim = 16;
-  config.pooled_projection_dim = 16;
-  config.axes_dims_rope = {2, 2, 4};
-  return config;
-}
+FluxConfig small_config() { return test::tiny_flux_config(8, 8, 1, 1); }
 
 // Writes a model folder whose weights went through `edit` (rename, drop or reshape keys).
 std::string write_model(const test::TempDir& dir,

@@ -8,23 +8,14 @@
 
 #include "models/flux/flux_transformer.h"
 #include "models/random_weights.h"
+#include "support/tiny_flux.h"
 
 using namespace flashps;
 
 namespace {
 
 FluxTransformer tiny_trainable_flux() {
-  FluxConfig config;
-  config.in_channels = 16;
-  config.out_channels = 16;
-  config.num_layers = 1;
-  config.num_single_layers = 2;
-  config.attention_head_dim = 16;
-  config.num_attention_heads = 2;
-  config.joint_attention_dim = 32;
-  config.pooled_projection_dim = 32;
-  config.axes_dims_rope = {4, 4, 8};
-  FluxTransformer model(config);
+  FluxTransformer model(test::tiny_flux_config(16, 16, 1, 2));
   fill_random_weights(*model, 11);
   return model;
 }
