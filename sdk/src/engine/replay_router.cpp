@@ -57,9 +57,11 @@ BlockTokens ReplayRouter::before_block(int block) {
   if (kind_ == CacheKind::kv) {
     LoadedEntry keys = take({step_, block, Slot::keys});
     LoadedEntry values = take({step_, block, Slot::values});
-    if (!keys.error.empty() || !values.error.empty())
+    if (!keys.error.empty() || !values.error.empty()) {
+      unavailable_ = true;
       throw ReplayUnavailable("cached keys/values unreadable: " +
                               (keys.error.empty() ? values.error : keys.error));
+    }
     tokens.extra_keys = keys.rows;
     tokens.extra_values = values.rows;
   } else {
@@ -79,7 +81,10 @@ BlockTokens ReplayRouter::before_block(int block) {
 at::Tensor ReplayRouter::finish_output(const at::Tensor& carried_output) {
   if (kind_ != CacheKind::kv) return carried_output;
   LoadedEntry cached = take({step_, kOutputBlock, Slot::output});
-  if (!cached.error.empty()) throw ReplayUnavailable("cached model output unreadable: " + cached.error);
+  if (!cached.error.empty()) {
+    unavailable_ = true;
+    throw ReplayUnavailable("cached model output unreadable: " + cached.error);
+  }
   at::Tensor full = at::empty({mask_.token_count(), carried_output.size(1)}, carried_output.options());
   full.index_copy_(0, masked_rows_device_, carried_output);
   full.index_copy_(0, unmasked_rows_device_, cached.rows.to(carried_output.scalar_type()));

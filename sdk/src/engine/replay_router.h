@@ -43,6 +43,9 @@ class ReplayRouter : public TokenRouter {
   // Image tokens the model carries: masked tokens (kv) or all (hidden: undefined tensor).
   at::Tensor carried_rows() const;
   const ReplayStats& stats();
+  // True once before_block/finish_output threw ReplayUnavailable: the request must be computed
+  // without this capture (a batch uses it to tell which of its requests failed).
+  bool unavailable() const { return unavailable_; }
 
   BlockTokens before_block(int block) override;
   bool wants_keys_values(int) const override { return false; }
@@ -62,6 +65,7 @@ class ReplayRouter : public TokenRouter {
   std::unique_ptr<BlockLoader> loader_;
   int step_ = 0;
   ReplayStats stats_;
+  bool unavailable_ = false;
 };
 
 }  // namespace flashps::engine

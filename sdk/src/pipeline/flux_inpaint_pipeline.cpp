@@ -9,10 +9,8 @@
 #include "core/content_hash.h"
 #include "core/error.h"
 #include "core/json_file.h"
-#include "engine/capture_router.h"
-#include "engine/replay_router.h"
 #include "models/model_files.h"
-#include "pipeline/flux_inpaint_prepare.h"
+#include "pipeline/flux_edit_job.h"
 
 namespace flashps {
 namespace {
@@ -112,127 +110,26 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
 TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& request, bool capture_kv,
                                                     bool capture_hidden) {
   const auto start = std::chrono::steady_clock::now();
+  FluxEditJob job;
+  job.started = start;
+  job.request = request;
+  job.prepared = prepare(request, job.stats_);
+  const engine::CaptureId id = capture_id(job.prepared, request);
+  job.capture_writer = store_->begin(id);
+  job.capture_router = std::make_unique<engine::CaptureRouter>(*job.capture_writer, capture_kv, capture_hidden,
+                                                               components_.transformer->dtype());
+  begin_denoising(job);
+  while (!job.denoised()) step({&job});
+  if (job.failed()) std::rethrow_exception(job.error());
+  auto capture = job.capture_writer->commit();
   TemplateInfo info;
-  Prepared prepared = prepare(request, info.stats);
-  engine::CaptureId id = capture_id(prepared, request);
-  auto writer = store_->begin(id);
-  engine::CaptureRouter router(*writer, capture_kv, capture_hidden, components_.transformer->dtype());
-  denoise(prepared, request,
-          [&](FluxRequest& call, int step) {
-            router.set_step(step);
-            call.router = &router;
-          },
-          info.stats);
-  auto capture = writer->commit();
+  info.stats = job.stats_;
   info.template_hash = id.template_hash;
   info.config = id.config;
   info.bytes = capture->bytes();
   info.seconds = seconds_since(start);
   info.stats.total_seconds = info.seconds;
   return info;
-}
-
-EditResult FluxInpaintPipeline::edit(const EditRequest& request) {
-  const auto start = std::chrono::steady_clock::now();
-  EditResult result;
-  EditStats& stats = result.stats;
-  Prepared prepared = prepare(request, stats);
-  if (prepared.token_mask.empty()) {
-    stats.notes.push_back("mask is empty: the template is returned unchanged");
-    result.image = prepared.original;
-    stats.total_seconds = seconds_since(start);
-    return result;
-  }
-
-  std::shared_ptr<const engine::Capture> capture;
-  if (request.mode != ComputeMode::full && prepared.windowed) {
-    // A template registered without a mask was processed whole (scaled to the context size);
-    // edits of it use that processing, so the capture matches, instead of a window.
-    EditStats whole_stats;
-    Prepared whole = prepare(request, whole_stats, /*whole_image=*/true);
-    if (store_->find(capture_id(whole, request))) {
-      prepared = std::move(whole);
-      stats.notes = whole_stats.notes;
-      stats.width = whole_stats.width;
-      stats.height = whole_stats.height;
-      stats.mask_ratio = whole_stats.mask_ratio;
-    }
-  }
-  if (request.mode != ComputeMode::full && !prepared.token_mask.full()) {
-    capture = store_->find(capture_id(prepared, request));
-    if (!capture) stats.notes.push_back("template not registered for these settings: computed in full");
-  }
-  engine::CacheKind kind = engine::CacheKind::kv;
-  if (capture) {
-    const bool has_kv = capture->contains({request.steps - 1, 0, engine::Slot::keys});
-    const bool has_hidden = capture->contains({request.steps - 1, 0, engine::Slot::hidden});
-    if (request.mode == ComputeMode::hidden || (request.mode == ComputeMode::automatic && !has_kv))
-      kind = engine::CacheKind::hidden;
-    if ((kind == engine::CacheKind::kv && !has_kv) || (kind == engine::CacheKind::hidden && !has_hidden)) {
-      stats.notes.push_back(std::string("template capture has no '") + engine::cache_kind_name(kind) +
-                            "' activations: computed in full");
-      capture = nullptr;
-    }
-  }
-
-  at::Tensor latents;
-  if (capture) {
-    const FluxConfig& config = components_.transformer->config();
-    std::vector<bool> use_cache(config.block_count(), true);
-    if (kind == engine::CacheKind::hidden && request.use_planner) {
-      engine::DeviceSpeed speed = speed_;
-      if (capture->expected_load_bytes_per_second() > 0)
-        speed.load_bytes_per_second = capture->expected_load_bytes_per_second();  // host or disk tier
-      engine::TokenCounts counts{prepared.prompt_embeds.size(0), prepared.token_mask.token_count(),
-                                 prepared.token_mask.masked_count()};
-      auto times = engine::estimate_block_times(
-          flux_block_work(config, c10::elementSize(components_.transformer->dtype())), counts, kind, speed);
-      use_cache = engine::plan_pipeline(times).use_cache;
-    }
-    const int first = request.steps - static_cast<int>(request.steps * request.strength);
-    std::vector<int> steps;
-    for (int step = std::max(first, 0); step < request.steps; ++step) steps.push_back(step);
-    try {
-      engine::ReplayRouter router(capture, prepared.token_mask, kind, use_cache, steps,
-                                  components_.transformer->proj_out->weight.device());
-      latents = denoise(prepared, request,
-                        [&](FluxRequest& call, int step) {
-                          router.set_step(step);
-                          call.router = &router;
-                          call.carried_rows = router.carried_rows();
-                        },
-                        stats);
-      const engine::ReplayStats& replay = router.stats();
-      stats.cache_hit = true;
-      stats.mode_used = kind == engine::CacheKind::kv ? ComputeMode::kv : ComputeMode::hidden;
-      {
-        const auto work = flux_block_work(config, c10::elementSize(components_.transformer->dtype()));
-        const engine::TokenCounts counts{prepared.prompt_embeds.size(0), prepared.token_mask.token_count(),
-                                         prepared.token_mask.masked_count()};
-        stats.compute_saving = engine::forward_flops(work, counts) / engine::forward_flops(work, counts, kind);
-      }
-      stats.blocks_from_cache = replay.blocks_from_cache;
-      stats.blocks_computed = replay.blocks_computed;
-      stats.entries_failed = replay.entries_failed;
-      stats.cache_bytes_loaded = replay.bytes_loaded;
-      stats.load_wait_seconds = replay.load_wait_seconds;
-      if (replay.entries_failed)
-        stats.notes.push_back(std::to_string(replay.entries_failed) +
-                              " cached entries were unreadable and computed instead (" +
-                              replay.first_error + ")");
-    } catch (const engine::ReplayUnavailable& error) {
-      stats.notes.push_back(std::string("cache unusable, computed in full: ") + error.what());
-      stats.steps_run = 0;
-      latents = at::Tensor();
-    }
-  }
-  if (!latents.defined()) {
-    stats.mode_used = ComputeMode::full;
-    latents = denoise(prepared, request, nullptr, stats);
-  }
-  result.image = finish(prepared, request, latents, stats);
-  stats.total_seconds = seconds_since(start);
-  return result;
 }
 
 }  // namespace flashps

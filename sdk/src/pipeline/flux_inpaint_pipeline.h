@@ -17,10 +17,13 @@
 #include "engine/cost_model.h"
 #include "models/flux/flux_transformer.h"
 #include "models/vae/image_autoencoder.h"
+#include "pipeline/edit_job.h"
 #include "pipeline/edit_types.h"
 #include "schedulers/scheduler.h"
 
 namespace flashps {
+
+struct FluxEditJob;
 
 struct FluxPipelineComponents {
   FluxTransformer transformer{nullptr};
@@ -37,7 +40,7 @@ struct FluxPipelineComponents {
   bool predicts_sample = false;
 };
 
-class FluxInpaintPipeline {
+class FluxInpaintPipeline final : public StepwisePipeline {
  public:
   // Loads a diffusers-layout folder. `store` keeps captures (default: in memory).
   static std::unique_ptr<FluxInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype,
@@ -45,7 +48,12 @@ class FluxInpaintPipeline {
   FluxInpaintPipeline(FluxPipelineComponents components, std::shared_ptr<engine::CaptureStore> store);
   ~FluxInpaintPipeline();
 
-  EditResult edit(const EditRequest& request);
+  EditResult edit(const EditRequest& request) { return run_alone(request); }
+  // Stepwise editing for serving (pipeline/edit_job.h); thread-compatible: one thread steps a
+  // pipeline at a time, start_edit/finish_edit may run on other threads meanwhile.
+  std::unique_ptr<EditJob> start_edit(const EditRequest& request) override;
+  void step(const std::vector<EditJob*>& jobs) override;
+  EditResult finish_edit(EditJob& job) override;
   TemplateInfo register_template(const EditRequest& request, bool capture_kv = true,
                                  bool capture_hidden = true);
 
@@ -63,9 +71,11 @@ class FluxInpaintPipeline {
   // whole_image: for images larger than the context size, process the whole image scaled down
   // to fit it instead of a window around the mask (templates registered without a mask).
   Prepared prepare(const EditRequest& request, EditStats& stats, bool whole_image = false) const;
-  // Runs the denoising loop; `route` attaches a router to each step's model call.
-  at::Tensor denoise(const Prepared& prepared, const EditRequest& request,
-                     const std::function<void(FluxRequest&, int step)>& route, EditStats& stats);
+  // Encodes the template, configures the job's scheduler and draws its noise (flux_edit_steps.cpp).
+  void begin_denoising(FluxEditJob& job) const;
+  // Looks the template up in the store and attaches a replay router (flux_edit_replay.cpp).
+  void attach_replay(FluxEditJob& job);
+  void restart_in_full(FluxEditJob& job, const std::string& why) const;
   Image finish(const Prepared& prepared, const EditRequest& request, const at::Tensor& latents,
                EditStats& stats) const;
   engine::CaptureId capture_id(const Prepared& prepared, const EditRequest& request) const;

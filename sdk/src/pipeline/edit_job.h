@@ -1,0 +1,59 @@
+// One edit in flight, split into the three phases a server schedules separately (FlashPS §4.3):
+//   start_edit()  pre-processing: image/mask preparation, VAE encode, template-cache lookup,
+//                 pipeline plan, cache prefetch; CPU work that must not stall the step loop;
+//   step()        one denoising step for a whole running batch, packed into one model call;
+//                 jobs may be at different steps, with different masks, sizes and strengths;
+//   finish_edit() post-processing: VAE decode, paste back.
+// edit() of a pipeline is exactly start, steps alone, finish: a request run in a batch gives the
+// image it gives alone.
+#pragma once
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "pipeline/edit_types.h"
+
+namespace flashps {
+
+class EditJob {
+ public:
+  virtual ~EditJob() = default;
+
+  int steps_done() const { return steps_done_; }
+  int steps_total() const { return steps_total_; }  // denoising steps this job runs
+  bool denoised() const { return steps_done_ >= steps_total_ || failed(); }
+  // Set when the job failed or was cancelled (its progress callback returned false) during a
+  // batched step; the other jobs of the batch are unaffected.
+  bool failed() const { return static_cast<bool>(error_); }
+  std::exception_ptr error() const { return error_; }
+  void fail(std::exception_ptr error) { error_ = std::move(error); }
+
+  // The job's work per step, for cost models and schedulers.
+  int64_t image_tokens() const { return image_tokens_; }
+  int64_t masked_tokens() const { return masked_tokens_; }
+  int64_t text_tokens() const { return text_tokens_; }
+  const EditStats& stats() const { return stats_; }
+  EditStats& stats() { return stats_; }
+
+ protected:
+  int steps_done_ = 0, steps_total_ = 0;
+  int64_t image_tokens_ = 0, masked_tokens_ = 0, text_tokens_ = 0;
+  EditStats stats_;
+  std::exception_ptr error_;
+};
+
+class StepwisePipeline {
+ public:
+  virtual ~StepwisePipeline() = default;
+  virtual std::unique_ptr<EditJob> start_edit(const EditRequest& request) = 0;
+  // Runs the next denoising step of every job (each must be !denoised()). Per-job failures and
+  // cancellations are recorded on the job; an error of the batch as a whole is thrown.
+  virtual void step(const std::vector<EditJob*>& jobs) = 0;
+  virtual EditResult finish_edit(EditJob& job) = 0;
+
+  // start_edit, step alone until denoised, finish_edit; rethrows a job's error.
+  EditResult run_alone(const EditRequest& request);
+};
+
+}  // namespace flashps

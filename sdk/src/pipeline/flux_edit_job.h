@@ -1,0 +1,49 @@
+// A Flux edit in flight (internal to the Flux pipeline): the prepared tensors, the request's
+// own scheduler and noise, and the router that replays (edits) or captures (registration).
+#pragma once
+#include <ATen/Tensor.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "engine/capture_router.h"
+#include "engine/replay_router.h"
+#include "pipeline/edit_job.h"
+#include "pipeline/flux_inpaint_prepare.h"
+#include "schedulers/scheduler.h"
+
+namespace flashps {
+
+struct FluxEditJob final : EditJob {
+  using EditJob::image_tokens_;
+  using EditJob::masked_tokens_;
+  using EditJob::stats_;
+  using EditJob::steps_done_;
+  using EditJob::steps_total_;
+  using EditJob::text_tokens_;
+
+  EditRequest request;
+  FluxInpaintPipeline::Prepared prepared;
+  bool unchanged = false;  // empty mask: finish returns the template
+
+  std::unique_ptr<Scheduler> scheduler;  // configured for this request's steps and shift
+  std::unique_ptr<SchedulerState> scheduler_state;
+  int first_step = 0, end_step = 0, next_step = 0;
+  at::Tensor latents, noise, template_latents, fill_conditioning, blend_mask;
+  FluxRequest model_inputs;  // the inputs that stay the same over steps
+
+  // Edits of a registered template: replay of the capture's unmasked activations.
+  std::shared_ptr<const engine::Capture> capture;
+  engine::CacheKind kind = engine::CacheKind::kv;
+  std::vector<bool> use_cache;
+  std::unique_ptr<engine::ReplayRouter> replay;
+  engine::ReplayStats earlier_replay;  // of routers replaced after a batch-mate failed
+  // Registration: records every activation.
+  std::unique_ptr<engine::CaptureWriter> capture_writer;
+  std::unique_ptr<engine::CaptureRouter> capture_router;
+
+  std::chrono::steady_clock::time_point started;
+};
+
+}  // namespace flashps

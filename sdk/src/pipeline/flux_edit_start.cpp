@@ -1,0 +1,122 @@
+// Starting and finishing Flux edits: preparation, template-cache lookup and replay planning
+// (pre-processing), and decoding with paste-back (post-processing).
+#include <ATen/ATen.h>
+
+#include <chrono>
+
+#include "core/error.h"
+#include "pipeline/flux_edit_job.h"
+
+namespace flashps {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::unique_ptr<EditJob> FluxInpaintPipeline::start_edit(const EditRequest& request) {
+  auto job = std::make_unique<FluxEditJob>();
+  job->started = std::chrono::steady_clock::now();
+  job->request = request;
+  job->prepared = prepare(request, job->stats_);
+  if (job->prepared.token_mask.empty()) {
+    job->stats_.notes.push_back("mask is empty: the template is returned unchanged");
+    job->unchanged = true;
+    return job;
+  }
+  if (request.mode != ComputeMode::full && job->prepared.windowed) {
+    // A template registered without a mask was processed whole (scaled to the context size);
+    // edits of it use that processing, so the capture matches, instead of a window.
+    EditStats whole_stats;
+    Prepared whole = prepare(request, whole_stats, /*whole_image=*/true);
+    if (store_->find(capture_id(whole, request))) {
+      job->prepared = std::move(whole);
+      job->stats_.notes = whole_stats.notes;
+      job->stats_.width = whole_stats.width;
+      job->stats_.height = whole_stats.height;
+      job->stats_.mask_ratio = whole_stats.mask_ratio;
+    }
+  }
+  begin_denoising(*job);
+  attach_replay(*job);
+  return job;
+}
+
+void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
+  const EditRequest& request = job.request;
+  EditStats& stats = job.stats_;
+  stats.mode_used = ComputeMode::full;
+  if (request.mode == ComputeMode::full || job.prepared.token_mask.full()) return;
+  std::shared_ptr<const engine::Capture> capture = store_->find(capture_id(job.prepared, request));
+  if (!capture) {
+    stats.notes.push_back("template not registered for these settings: computed in full");
+    return;
+  }
+  const bool has_kv = capture->contains({request.steps - 1, 0, engine::Slot::keys});
+  const bool has_hidden = capture->contains({request.steps - 1, 0, engine::Slot::hidden});
+  engine::CacheKind kind = engine::CacheKind::kv;
+  if (request.mode == ComputeMode::hidden || (request.mode == ComputeMode::automatic && !has_kv))
+    kind = engine::CacheKind::hidden;
+  if ((kind == engine::CacheKind::kv && !has_kv) || (kind == engine::CacheKind::hidden && !has_hidden)) {
+    stats.notes.push_back(std::string("template capture has no '") + engine::cache_kind_name(kind) +
+                          "' activations: computed in full");
+    return;
+  }
+
+  const FluxConfig& config = components_.transformer->config();
+  const auto work = flux_block_work(config, c10::elementSize(components_.transformer->dtype()));
+  const engine::TokenCounts counts{job.text_tokens(), job.image_tokens(), job.masked_tokens()};
+  std::vector<bool> use_cache(config.block_count(), true);
+  if (kind == engine::CacheKind::hidden && request.use_planner) {
+    engine::DeviceSpeed speed = speed_;
+    if (capture->expected_load_bytes_per_second() > 0)
+      speed.load_bytes_per_second = capture->expected_load_bytes_per_second();  // host or disk tier
+    use_cache = engine::plan_pipeline(engine::estimate_block_times(work, counts, kind, speed)).use_cache;
+  }
+  std::vector<int> steps;
+  for (int step = job.first_step; step < job.end_step; ++step) steps.push_back(step);
+  // The router's loader starts reading at once: a queued request prefetches its cache.
+  job.replay = std::make_unique<engine::ReplayRouter>(capture, job.prepared.token_mask, kind, use_cache, steps,
+                                                      components_.transformer->proj_out->weight.device());
+  job.capture = std::move(capture);
+  job.kind = kind;
+  job.use_cache = std::move(use_cache);
+  stats.cache_hit = true;
+  stats.mode_used = kind == engine::CacheKind::kv ? ComputeMode::kv : ComputeMode::hidden;
+  stats.compute_saving = engine::forward_flops(work, counts) / engine::forward_flops(work, counts, kind);
+}
+
+EditResult FluxInpaintPipeline::finish_edit(EditJob& base_job) {
+  auto* job = dynamic_cast<FluxEditJob*>(&base_job);
+  if (!job) throw Error("Flux pipeline: finish_edit() given a job of another pipeline");
+  if (job->failed()) std::rethrow_exception(job->error());
+  EditResult result;
+  EditStats& stats = job->stats_;
+  if (job->unchanged) {
+    result.image = job->prepared.original;
+  } else {
+    if (!job->denoised()) throw Error("Flux pipeline: finish_edit() before the last denoising step");
+    if (job->replay) {
+      const engine::ReplayStats& replay = job->replay->stats();
+      const engine::ReplayStats& earlier = job->earlier_replay;
+      stats.blocks_from_cache = replay.blocks_from_cache + earlier.blocks_from_cache;
+      stats.blocks_computed = replay.blocks_computed + earlier.blocks_computed;
+      stats.entries_failed = replay.entries_failed + earlier.entries_failed;
+      stats.cache_bytes_loaded = replay.bytes_loaded + earlier.bytes_loaded;
+      stats.load_wait_seconds = replay.load_wait_seconds + earlier.load_wait_seconds;
+      if (stats.entries_failed)
+        stats.notes.push_back(std::to_string(stats.entries_failed) +
+                              " cached entries were unreadable and computed instead (" +
+                              (replay.first_error.empty() ? earlier.first_error : replay.first_error) + ")");
+      job->replay.reset();
+    }
+    result.image = finish(job->prepared, job->request, job->latents, stats);
+  }
+  stats.total_seconds = seconds_since(job->started);
+  result.stats = stats;
+  return result;
+}
+
+}  // namespace flashps

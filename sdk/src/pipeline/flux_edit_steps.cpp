@@ -1,0 +1,176 @@
+// The Flux inpainting denoising loop (FluxFillPipeline / FluxInpaintPipeline semantics), one
+// step at a time for a batch of jobs that may be at different steps.
+#include <ATen/ATen.h>
+
+#include <chrono>
+
+#include "core/error.h"
+#include "pipeline/fill_conditioning.h"
+#include "pipeline/flux_edit_job.h"
+#include "pipeline/flux_packing.h"
+#include "schedulers/flow_match_euler_discrete.h"
+
+namespace flashps {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// diffusers get_timesteps: strength s skips the first n - floor(n*s) steps.
+int first_step(int steps, double strength) {
+  const int init = std::min(static_cast<int>(steps * strength), steps);
+  return std::max(steps - init, 0);
+}
+
+}  // namespace
+
+void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
+  at::NoGradGuard no_grad;
+  const Prepared& prepared = job.prepared;
+  const EditRequest& request = job.request;
+  const bool fill = is_fill();
+  const auto encode_start = std::chrono::steady_clock::now();
+  if (!fill || request.strength < 1.0)
+    job.template_latents = pack_latents(components_.vae->encode_to_latents(prepared.image.unsqueeze(0))[0]);
+  if (fill) job.fill_conditioning = flashps::fill_conditioning(*components_.vae, prepared.image, prepared.pixel_mask).to(at::kFloat);
+  job.stats_.encode_seconds += seconds_since(encode_start);
+
+  job.scheduler = components_.scheduler->clone();
+  const int64_t tokens = prepared.token_mask.token_count();
+  std::optional<double> mu;
+  if (auto* flow = dynamic_cast<FlowMatchEulerDiscreteScheduler*>(job.scheduler.get()))
+    if (flow->config().use_dynamic_shifting) mu = flow->dynamic_shift_mu(static_cast<int>(tokens));
+  job.scheduler->set_timesteps(request.steps, mu);
+  job.scheduler_state = job.scheduler->make_state();
+  job.end_step = job.scheduler->num_steps();
+  job.first_step = job.next_step = first_step(job.end_step, request.strength);
+  if (job.first_step >= job.end_step) throw Error("strength too low: no denoising step would run");
+  job.steps_done_ = 0;
+  job.steps_total_ = job.end_step - job.first_step;
+
+  const int64_t latent_channels = components_.vae->latent_channels();
+  auto generator = at::detail::createCPUGenerator(request.seed);
+  job.noise = pack_latents(at::randn({latent_channels, prepared.latent_height, prepared.latent_width}, generator));
+  job.latents = job.first_step == 0 && request.strength >= 1.0
+                    ? job.noise * job.scheduler->init_noise_sigma()
+                    : job.scheduler->add_noise(job.template_latents, job.noise, job.first_step);
+  if (!fill) {  // latent-resolution mask, packed like the latents, for per-step blending
+    const int64_t vsf = vae_scale_factor();
+    at::Tensor latent_mask = prepared.pixel_mask.slice(0, 0, {}, vsf).slice(1, 0, {}, vsf);
+    job.blend_mask = pack_latents(latent_mask.unsqueeze(0).expand({latent_channels, -1, -1}).contiguous());
+  }
+
+  FluxRequest& inputs = job.model_inputs;
+  inputs.encoder_hidden_states = prepared.prompt_embeds;
+  inputs.pooled_projections = prepared.pooled_prompt_embeds;
+  inputs.img_ids = flux_image_ids(prepared.latent_height, prepared.latent_width);
+  inputs.txt_ids = at::zeros({prepared.prompt_embeds.size(0), 3});
+  if (components_.transformer->config().guidance_embeds)
+    inputs.guidance = request.guidance_scale.value_or(components_.default_guidance);
+  job.image_tokens_ = tokens;
+  job.masked_tokens_ = prepared.token_mask.masked_count();
+  job.text_tokens_ = prepared.prompt_embeds.size(0);
+}
+
+void FluxInpaintPipeline::restart_in_full(FluxEditJob& job, const std::string& why) const {
+  job.stats_.notes.push_back("cache unusable, computed in full: " + why);
+  job.replay.reset();
+  job.capture.reset();
+  job.stats_.cache_hit = false;
+  job.stats_.mode_used = ComputeMode::full;
+  job.stats_.compute_saving = 1.0;
+  job.stats_.steps_run = 0;
+  begin_denoising(job);  // from the first step again, with the same noise
+}
+
+void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
+  at::NoGradGuard no_grad;
+  std::vector<FluxEditJob*> batch;
+  for (EditJob* job : jobs) {
+    auto* flux_job = dynamic_cast<FluxEditJob*>(job);
+    if (!flux_job) throw Error("Flux pipeline: step() given a job of another pipeline");
+    if (flux_job->denoised()) throw Error("Flux pipeline: step() given a job that has finished denoising");
+    batch.push_back(flux_job);
+  }
+  if (batch.empty()) return;
+  const bool fill = is_fill();
+  const auto step_start = std::chrono::steady_clock::now();
+
+  std::vector<at::Tensor> outputs;
+  // A kv replay whose entry turns out unreadable stops the whole packed call: that job restarts
+  // in full, its batch-mates' routers restart at the current step, and the step runs again.
+  for (size_t attempt = 0;; ++attempt) {
+    std::vector<FluxRequest> calls;
+    calls.reserve(batch.size());
+    for (FluxEditJob* job : batch) {
+      FluxRequest call = job->model_inputs;
+      call.hidden_states = fill ? at::cat({job->latents, job->fill_conditioning}, 1) : job->latents;
+      call.timestep = job->scheduler->timesteps()[job->next_step].item<double>() / 1000.0;
+      if (job->replay) {
+        job->replay->set_step(job->next_step);
+        call.router = job->replay.get();
+        call.carried_rows = job->replay->carried_rows();
+      } else if (job->capture_router) {
+        job->capture_router->set_step(job->next_step);
+        call.router = job->capture_router.get();
+      }
+      calls.push_back(std::move(call));
+    }
+    try {
+      outputs = components_.transformer->forward(calls);
+      break;
+    } catch (const engine::ReplayUnavailable& error) {
+      if (attempt > batch.size()) throw;
+      const auto device = components_.transformer->proj_out->weight.device();
+      for (FluxEditJob* job : batch) {
+        if (!job->replay) continue;
+        if (job->replay->unavailable()) {
+          restart_in_full(*job, error.what());
+          continue;
+        }
+        const engine::ReplayStats& before = job->replay->stats();
+        job->earlier_replay.blocks_from_cache += before.blocks_from_cache;
+        job->earlier_replay.blocks_computed += before.blocks_computed;
+        job->earlier_replay.entries_failed += before.entries_failed;
+        job->earlier_replay.bytes_loaded += before.bytes_loaded;
+        job->earlier_replay.load_wait_seconds += before.load_wait_seconds;
+        if (job->earlier_replay.first_error.empty()) job->earlier_replay.first_error = before.first_error;
+        std::vector<int> remaining;
+        for (int step = job->next_step; step < job->end_step; ++step) remaining.push_back(step);
+        job->replay = std::make_unique<engine::ReplayRouter>(job->capture, job->prepared.token_mask, job->kind,
+                                                             job->use_cache, remaining, device);
+      }
+    }
+  }
+
+  const double step_seconds = seconds_since(step_start);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    FluxEditJob& job = *batch[i];
+    const int step = job.next_step;
+    at::Tensor output = outputs[i].to(at::kFloat);
+    if (components_.predicts_sample) {  // x0 -> flow velocity at this step's sigma
+      const double sigma = std::max(job.scheduler->timesteps()[step].item<double>() / 1000.0, 1e-6);
+      output = (job.latents - output) / sigma;
+    }
+    job.latents = job.scheduler->step(output, step, job.latents, *job.scheduler_state).to(at::kFloat);
+    if (!fill) {
+      at::Tensor proper = step + 1 < job.end_step ? job.scheduler->add_noise(job.template_latents, job.noise, step + 1)
+                                                  : job.template_latents;
+      job.latents = (1 - job.blend_mask) * proper + job.blend_mask * job.latents;
+    }
+    ++job.next_step;
+    ++job.steps_done_;
+    ++job.stats_.steps_run;
+    job.stats_.denoise_seconds += step_seconds;
+    try {
+      report_progress(job.request.progress,
+                      {"denoise", job.steps_done_, job.steps_total_, job.stats_.denoise_seconds});
+    } catch (...) {
+      job.fail(std::current_exception());
+      job.replay.reset();  // stops its loader now
+    }
+  }
+}
+
+}  // namespace flashps
