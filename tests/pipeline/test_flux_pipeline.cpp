@@ -11,60 +11,15 @@
 #include "dev/random_model.h"
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "support/temp_dir.h"
+#include "support/tiny_pipeline.h"
 
 using namespace flashps;
 
-namespace {
-
-// A very small random Fill model: the pipeline logic, not the pictures, is under test.
-std::string tiny_model(const test::TempDir& dir) {
-  dev::RandomFluxModelSpec spec = dev::small_fill_model_spec();
-  spec.transformer.num_layers = 1;
-  spec.transformer.num_single_layers = 2;
-  spec.transformer.num_attention_heads = 2;
-  spec.vae_config["block_out_channels"] = {8, 8, 8, 8};
-  spec.text_tokens = 4;
-  spec.seed = 11;
-  const std::string path = dir.file("model");
-  dev::write_random_flux_model(path, spec);
-  return path;
-}
-
-Image gradient_image(int width, int height) {
-  Image image(width, height, 3);
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x) {
-      image.at(x, y, 0) = static_cast<uint8_t>(x * 255 / width);
-      image.at(x, y, 1) = static_cast<uint8_t>(y * 255 / height);
-      image.at(x, y, 2) = static_cast<uint8_t>((x + y) % 256);
-    }
-  return image;
-}
-
-Image box_mask(int width, int height, int x0, int y0, int size) {
-  Image mask(width, height, 1, 0);
-  for (int y = y0; y < y0 + size && y < height; ++y)
-    for (int x = x0; x < x0 + size && x < width; ++x) mask.at(x, y) = 255;
-  return mask;
-}
-
-int max_pixel_difference(const Image& a, const Image& b) {
-  REQUIRE(a.pixels.size() == b.pixels.size());
-  int worst = 0;
-  for (size_t i = 0; i < a.pixels.size(); ++i) worst = std::max(worst, std::abs(int(a.pixels[i]) - int(b.pixels[i])));
-  return worst;
-}
-
-EditRequest request_for(const Image& image, const Image& mask, uint64_t seed) {
-  EditRequest request;
-  request.image = image;
-  request.mask = mask;
-  request.seed = seed;
-  request.steps = 3;
-  return request;
-}
-
-}  // namespace
+using test::box_mask;
+using test::gradient_image;
+using test::max_pixel_difference;
+using test::request_for;
+using test::tiny_model;
 
 TEST_CASE("template capture then edit with the same request reproduces the full run", "[pipeline][exactness]") {
   test::TempDir dir;
