@@ -1,0 +1,175 @@
+#include "serve/device_profile.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/json_file.h"
+#include "engine/planner.h"
+
+namespace flashps::serve {
+namespace {
+
+bool same_work(const engine::BlockWork& a, const engine::BlockWork& b) {
+  return a.flops_per_query_row == b.flops_per_query_row && a.flops_per_key_row == b.flops_per_key_row &&
+         a.flops_per_query_key == b.flops_per_query_key &&
+         a.cached_bytes_per_row_kv == b.cached_bytes_per_row_kv &&
+         a.cached_bytes_per_row_hidden == b.cached_bytes_per_row_hidden;
+}
+
+struct BlockAmounts {
+  double flops_with_cache = 0, flops_without_cache = 0, bytes = 0;
+};
+
+BlockAmounts block_amounts(const engine::BlockWork& work, engine::CacheKind kind,
+                           const std::vector<RequestWork>& batch) {
+  BlockAmounts amounts;
+  for (const RequestWork& request : batch) {
+    const int64_t all = request.text_tokens + request.image_tokens;
+    const double weight = request.weight;
+    const double full = weight * engine::block_flops(work, all, all, all);
+    amounts.flops_without_cache += full;
+    if (!request.cached) {
+      amounts.flops_with_cache += full;
+      continue;
+    }
+    const int64_t computed = request.text_tokens + request.masked_tokens;
+    amounts.flops_with_cache +=
+        weight * engine::block_flops(work, computed, kind == engine::CacheKind::kv ? computed : all, all);
+    const double per_row = kind == engine::CacheKind::kv ? work.cached_bytes_per_row_kv : work.cached_bytes_per_row_hidden;
+    amounts.bytes += weight * double(request.image_tokens - request.masked_tokens) * per_row;
+  }
+  return amounts;
+}
+
+nlohmann::json fit_json(const LinearFit& fit) {
+  return {{"slope", fit.slope}, {"intercept", fit.intercept}, {"r2", fit.r2}, {"samples", fit.samples}};
+}
+
+LinearFit fit_from(const nlohmann::json& json) {
+  LinearFit fit;
+  fit.slope = json.at("slope").get<double>();
+  fit.intercept = json.at("intercept").get<double>();
+  fit.r2 = json.value("r2", 1.0);
+  fit.samples = json.value("samples", 0);
+  return fit;
+}
+
+}  // namespace
+
+StepEstimate estimate_step(const DeviceProfile& profile, const std::vector<RequestWork>& batch) {
+  StepEstimate estimate;
+  if (batch.empty()) return estimate;
+  const bool any_cached = std::any_of(batch.begin(), batch.end(), [](const RequestWork& r) { return r.cached; });
+  std::vector<engine::BlockTimes> times;
+  times.reserve(profile.blocks.size());
+  const engine::BlockWork* previous = nullptr;
+  BlockAmounts amounts;
+  engine::BlockTimes block_times;
+  for (const engine::BlockWork& work : profile.blocks) {
+    if (!previous || !same_work(*previous, work)) {  // models repeat identical blocks
+      amounts = block_amounts(work, profile.cache_kind, batch);
+      block_times.compute_with_cache = std::max(0.0, profile.block_compute(amounts.flops_with_cache));
+      block_times.compute_without_cache = std::max(0.0, profile.block_compute(amounts.flops_without_cache));
+      block_times.load = amounts.bytes > 0 ? std::max(0.0, profile.block_load(amounts.bytes)) : 0.0;
+      previous = &work;
+    }
+    times.push_back(block_times);
+  }
+  std::vector<bool> use_cache(times.size(), any_cached);
+  if (any_cached && profile.cache_kind == engine::CacheKind::hidden) use_cache = engine::plan_pipeline_greedy(times).use_cache;
+  estimate.seconds = profile.step_fixed_seconds + engine::pipeline_latency(times, use_cache);
+  previous = nullptr;
+  for (size_t i = 0; i < profile.blocks.size(); ++i) {
+    const engine::BlockWork& work = profile.blocks[i];
+    if (!previous || !same_work(*previous, work)) amounts = block_amounts(work, profile.cache_kind, batch), previous = &work;
+    estimate.flops += use_cache[i] ? amounts.flops_with_cache : amounts.flops_without_cache;
+    estimate.load_bytes += use_cache[i] ? amounts.bytes : 0.0;
+  }
+  return estimate;
+}
+
+DeviceProfile h800_flux_profile() {
+  DeviceProfile profile;
+  profile.name = "h800-flux (paper-class constants)";
+  const double dim = 3072;
+  engine::BlockWork work;
+  work.flops_per_query_row = 2.0 * 10.0 * dim * dim;
+  work.flops_per_key_row = 2.0 * 2.0 * dim * dim;
+  work.flops_per_query_key = 2.0 * 2.0 * dim;
+  work.cached_bytes_per_row_kv = 2.0 * dim * 2;
+  work.cached_bytes_per_row_hidden = dim * 2;
+  profile.blocks.assign(57, work);
+  profile.cache_kind = engine::CacheKind::kv;
+  profile.block_compute = {1.0 / 400e12, 250e-6, 1.0, 0};
+  profile.block_load = {1.0 / 50e9, 20e-6, 1.0, 0};
+  profile.step_fixed_seconds = 2e-3;
+  profile.preprocess_seconds = 0.30;
+  profile.postprocess_seconds = 0.36;
+  profile.image_tokens = 4096;
+  profile.text_tokens = 512;
+  profile.steps = 28;
+  return profile;
+}
+
+void write_device_profile(const DeviceProfile& profile, const std::string& path) {
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const engine::BlockWork& work : profile.blocks)
+    blocks.push_back({{"flops_per_query_row", work.flops_per_query_row},
+                      {"flops_per_key_row", work.flops_per_key_row},
+                      {"flops_per_query_key", work.flops_per_query_key},
+                      {"cached_bytes_per_row_kv", work.cached_bytes_per_row_kv},
+                      {"cached_bytes_per_row_hidden", work.cached_bytes_per_row_hidden}});
+  nlohmann::json json = {{"format", "flashps-device-profile"},
+                         {"version", 1},
+                         {"name", profile.name},
+                         {"cache_kind", engine::cache_kind_name(profile.cache_kind)},
+                         {"block_compute_seconds_vs_flops", fit_json(profile.block_compute)},
+                         {"block_load_seconds_vs_bytes", fit_json(profile.block_load)},
+                         {"step_fixed_seconds", profile.step_fixed_seconds},
+                         {"preprocess_seconds", profile.preprocess_seconds},
+                         {"postprocess_seconds", profile.postprocess_seconds},
+                         {"image_tokens", profile.image_tokens},
+                         {"text_tokens", profile.text_tokens},
+                         {"steps", profile.steps},
+                         {"blocks", blocks}};
+  write_json_file(path, json);
+}
+
+DeviceProfile read_device_profile(const std::string& path) {
+  const nlohmann::json json = read_json_file(path);
+  try {
+    if (json.value("format", std::string()) != "flashps-device-profile")
+      throw Error("not a device profile (\"format\" is not \"flashps-device-profile\")");
+    if (json.value("version", 0) != 1) throw Error("unsupported profile version");
+    DeviceProfile profile;
+    profile.name = json.value("name", std::string(path));
+    profile.cache_kind = engine::cache_kind_from_name(json.at("cache_kind").get<std::string>());
+    profile.block_compute = fit_from(json.at("block_compute_seconds_vs_flops"));
+    profile.block_load = fit_from(json.at("block_load_seconds_vs_bytes"));
+    profile.step_fixed_seconds = json.at("step_fixed_seconds").get<double>();
+    profile.preprocess_seconds = json.at("preprocess_seconds").get<double>();
+    profile.postprocess_seconds = json.at("postprocess_seconds").get<double>();
+    profile.image_tokens = json.at("image_tokens").get<int64_t>();
+    profile.text_tokens = json.at("text_tokens").get<int64_t>();
+    profile.steps = json.at("steps").get<int>();
+    for (const auto& block : json.at("blocks")) {
+      engine::BlockWork work;
+      work.flops_per_query_row = block.at("flops_per_query_row").get<double>();
+      work.flops_per_key_row = block.at("flops_per_key_row").get<double>();
+      work.flops_per_query_key = block.at("flops_per_query_key").get<double>();
+      work.cached_bytes_per_row_kv = block.at("cached_bytes_per_row_kv").get<double>();
+      work.cached_bytes_per_row_hidden = block.at("cached_bytes_per_row_hidden").get<double>();
+      profile.blocks.push_back(work);
+    }
+    if (profile.blocks.empty()) throw Error("profile has no blocks");
+    if (profile.image_tokens < 1 || profile.steps < 1) throw Error("image_tokens and steps must be positive");
+    return profile;
+  } catch (const nlohmann::json::exception& error) {
+    throw Error(path + ": device profile: " + error.what());
+  } catch (const Error& error) {
+    throw Error(path + ": " + error.what());
+  }
+}
+
+}  // namespace flashps::serve

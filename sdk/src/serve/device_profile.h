@@ -1,0 +1,52 @@
+// A device's latency models (FlashPS §4.4): the seconds one transformer block takes as a linear
+// function of the FLOPs it computes for a batch, and the seconds its cached activations take to
+// load as a linear function of their bytes; plus per-request pre-/post-processing times and the
+// model's per-block work. `flashps profile` fits one for the current machine; the paper's
+// H800-class constants are built in for simulating GPU clusters.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/capture.h"
+#include "engine/cost_model.h"
+#include "serve/linear_fit.h"
+#include "serve/request_work.h"
+
+namespace flashps::serve {
+
+struct DeviceProfile {
+  std::string name;
+  std::vector<engine::BlockWork> blocks;  // the model's blocks in execution order
+  engine::CacheKind cache_kind = engine::CacheKind::kv;
+  LinearFit block_compute;  // seconds of one block vs its FLOPs for the whole batch
+  LinearFit block_load;     // seconds of one block's cache load vs its bytes
+  double step_fixed_seconds = 0;     // per step outside the blocks (embedders, scheduler, batching)
+  double preprocess_seconds = 0;     // per request: decode, prepare, VAE encode
+  double postprocess_seconds = 0;    // per request: VAE decode, paste back, encode
+  // The workload this profile was measured on, for simulated requests.
+  int64_t image_tokens = 4096, text_tokens = 512;
+  int steps = 28;
+};
+
+struct StepEstimate {
+  double seconds = 0;  // pipeline latency of one denoising step of the batch
+  double flops = 0;    // FLOPs as computed
+  double load_bytes = 0;
+};
+
+// One step of a batch, with Algorithm 1's plan over the batch's block times (the paper's O(N)
+// greedy: the scheduler calls this for every worker at every arrival; kv replays cannot skip
+// loads, so a kv profile caches every block when any request replays).
+StepEstimate estimate_step(const DeviceProfile& profile, const std::vector<RequestWork>& batch);
+
+// Constants of a Flux.1-dev-class model at 1024x1024 (57 blocks, dim 3072, bf16, kv cache) on an
+// H800-class GPU: ~400 TFLOP/s effective plus 0.25 ms of fixed cost per block (kernel launches
+// and under-filled SMs: what makes batching pay), ~50 GB/s pinned host-to-device loading
+// (PCIe 5 x16), and the paper's ~0.3-0.36 s of CPU work per pre-/post-processing (§6.4).
+DeviceProfile h800_flux_profile();
+
+// JSON round trip (`flashps profile --out`); errors name the file.
+void write_device_profile(const DeviceProfile& profile, const std::string& path);
+DeviceProfile read_device_profile(const std::string& path);
+
+}  // namespace flashps::serve
