@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/request_work.h"
 #include "pipeline/edit_types.h"
 
 namespace flashps {
@@ -33,6 +34,15 @@ class EditJob {
   int64_t image_tokens() const { return image_tokens_; }
   int64_t masked_tokens() const { return masked_tokens_; }
   int64_t text_tokens() const { return text_tokens_; }
+  engine::RequestWork work() const {
+    engine::RequestWork work;
+    work.steps = steps_total_;
+    work.image_tokens = image_tokens_;
+    work.masked_tokens = masked_tokens_;
+    work.text_tokens = text_tokens_;
+    work.cached = stats_.cache_hit;
+    return work;
+  }
   const EditStats& stats() const { return stats_; }
   EditStats& stats() { return stats_; }
 
@@ -51,9 +61,17 @@ class StepwisePipeline {
   // cancellations are recorded on the job; an error of the batch as a whole is thrown.
   virtual void step(const std::vector<EditJob*>& jobs) = 0;
   virtual EditResult finish_edit(EditJob& job) = 0;
+  // A quick estimate of a request's work before start_edit (for routing at submission): no
+  // image processing beyond counting mask pixels.
+  virtual engine::RequestWork estimate_work(const EditRequest& request) const = 0;
+  // Seconds the last step() spent assembling the batch's inputs before the model call.
+  double last_step_assembly_seconds() const { return last_step_assembly_seconds_; }
 
   // start_edit, step alone until denoised, finish_edit; rethrows a job's error.
   EditResult run_alone(const EditRequest& request);
+
+ protected:
+  double last_step_assembly_seconds_ = 0;
 };
 
 }  // namespace flashps

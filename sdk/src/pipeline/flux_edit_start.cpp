@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "core/error.h"
 #include "pipeline/flux_edit_job.h"
@@ -117,6 +118,36 @@ EditResult FluxInpaintPipeline::finish_edit(EditJob& base_job) {
   stats.total_seconds = seconds_since(job->started);
   result.stats = stats;
   return result;
+}
+
+}  // namespace flashps
+
+namespace flashps {
+
+engine::RequestWork FluxInpaintPipeline::estimate_work(const EditRequest& request) const {
+  engine::RequestWork work;
+  work.steps = std::max(1, std::min(request.steps, static_cast<int>(request.steps * request.strength)));
+  const int width = std::max(1, request.image.width), height = std::max(1, request.image.height);
+  int64_t masked_pixels = 0;
+  const Image& mask = request.mask;
+  if (!mask.empty()) {
+    for (size_t i = 0; i < mask.pixels.size(); i += mask.channels) masked_pixels += mask.pixels[i] >= 128;
+  }
+  const double ratio = mask.empty() ? 0.0 : double(masked_pixels) / (double(mask.width) * double(mask.height));
+  const int64_t token_pixels = vae_scale_factor() * 2;
+  const int context = request.context_size != 0 ? request.context_size : components_.native_size;
+  double processed_width = width, processed_height = height, window_ratio = ratio;
+  if (context > 0 && (width > context || height > context)) {  // a window about the context size
+    processed_width = std::min(width, context);
+    processed_height = std::min(height, context);
+    window_ratio = std::min(1.0, ratio * double(width) * double(height) / (processed_width * processed_height));
+  }
+  work.image_tokens = std::max<int64_t>(1, int64_t(processed_width / token_pixels) * int64_t(processed_height / token_pixels));
+  work.masked_tokens = std::min(work.image_tokens, static_cast<int64_t>(std::ceil(window_ratio * double(work.image_tokens))));
+  const Conditioning& text = request.conditioning.defined() ? request.conditioning : components_.empty_prompt;
+  work.text_tokens = text.defined() ? text.prompt_embeds.size(0) : 0;
+  work.cached = request.mode != ComputeMode::full;  // known once started: the template may not be registered
+  return work;
 }
 
 }  // namespace flashps

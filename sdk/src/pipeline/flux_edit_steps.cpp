@@ -117,6 +117,7 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
       }
       calls.push_back(std::move(call));
     }
+    last_step_assembly_seconds_ = seconds_since(step_start);
     try {
       outputs = components_.transformer->forward(calls);
       break;

@@ -54,6 +54,7 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   std::unique_ptr<EditJob> start_edit(const EditRequest& request) override;
   void step(const std::vector<EditJob*>& jobs) override;
   EditResult finish_edit(EditJob& job) override;
+  engine::RequestWork estimate_work(const EditRequest& request) const override;
   TemplateInfo register_template(const EditRequest& request, bool capture_kv = true,
                                  bool capture_hidden = true);
 

@@ -16,9 +16,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "serve/request_work.h"
+#include "engine/request_work.h"
 
 namespace flashps::serve {
+
+using engine::RequestWork;
 
 using RequestId = uint64_t;
 

@@ -10,9 +10,11 @@
 #include "engine/capture.h"
 #include "engine/cost_model.h"
 #include "serve/linear_fit.h"
-#include "serve/request_work.h"
+#include "engine/request_work.h"
 
 namespace flashps::serve {
+
+using engine::RequestWork;
 
 struct DeviceProfile {
   std::string name;

@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "serve/request_work.h"
+#include "engine/request_work.h"
 
 namespace flashps::serve {
+
+using engine::RequestWork;
 
 struct TraceRequest {
   double arrival = 0;   // seconds from the start

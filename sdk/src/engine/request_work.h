@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-namespace flashps::serve {
+namespace flashps::engine {
 
 struct RequestWork {
   int steps = 28;              // denoising steps the request runs
@@ -20,4 +20,4 @@ struct RequestWork {
   int64_t computed_tokens() const { return cached ? masked_tokens : image_tokens; }
 };
 
-}  // namespace flashps::serve
+}  // namespace flashps::engine

@@ -1,0 +1,123 @@
+// The serving engine: submit edits from any thread, get a handle with a result future, progress
+// events and cancel(). One worker thread per device runs step-level continuous batching
+// (serve/batching.h); a pool of threads does pre-/post-processing beside it (disaggregation);
+// a load balancer routes each request to a worker on arrival (serve/load_balancer.h).
+//
+//   serve::Engine engine({serve::flux_engine_device(pipeline)}, serve::EngineOptions{});
+//   serve::EditHandle handle = engine.submit(request);
+//   EditResult result = handle.wait();   // throws Cancelled, RequestRejected, DeadlineExceeded, Error
+//
+// Every submitted request resolves exactly once: done, failed, cancelled or rejected.
+#pragma once
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "pipeline/edit_job.h"
+#include "serve/batching.h"
+#include "serve/device_profile.h"
+#include "serve/load_balancer.h"
+
+namespace flashps::serve {
+
+// queued -> preparing -> ready (waiting for a batch slot) -> running -> finishing -> done, or
+// failed / cancelled at any point before done; rejected at submission.
+enum class RequestStatus { queued, preparing, ready, running, finishing, done, failed, cancelled, rejected };
+const char* request_status_name(RequestStatus status);
+
+// The queue is full or the engine is shutting down.
+class RequestRejected : public Error {
+ public:
+  using Error::Error;
+};
+
+class DeadlineExceeded : public Error {
+ public:
+  using Error::Error;
+};
+
+struct ServeEvent {
+  RequestId id = 0;
+  RequestStatus status = RequestStatus::queued;
+  int step = 0, steps = 0;     // denoising progress
+  double seconds = 0;          // since submission
+  int worker = -1;
+  std::string message;         // failures: the error
+};
+// Called from engine threads, outside its locks; keep it short.
+using ServeEventCallback = std::function<void(const ServeEvent&)>;
+
+struct SubmitOptions {
+  double deadline_seconds = 0;  // after submission; 0 = none. Expired requests fail.
+  ServeEventCallback on_event;
+};
+
+struct EngineDevice {
+  std::string name;
+  std::shared_ptr<StepwisePipeline> pipeline;
+  DeviceProfile profile;  // the device's latency models, for mask-aware routing
+};
+
+struct EngineOptions {
+  BatchingConfig batching;
+  BalancePolicy policy = BalancePolicy::mask_aware;
+  size_t max_queued = 64;  // requests waiting to start denoising; more are rejected
+  int pool_threads = 1;    // pre-/post-processing threads (disaggregated batching)
+};
+
+struct EngineCounters {
+  int64_t submitted = 0, done = 0, failed = 0, cancelled = 0, rejected = 0;
+  int64_t steps = 0;                 // batched steps run, all workers
+  int64_t decisions = 0;
+  double decision_seconds = 0;       // choosing workers, all decisions
+  double assembly_seconds = 0;       // forming batches and their inputs, all steps
+  double max_assembly_seconds = 0;
+};
+
+struct RequestState;
+class EngineCore;
+
+class EditHandle {
+ public:
+  EditHandle() = default;
+  RequestId id() const;
+  RequestStatus status() const;
+  std::shared_future<EditResult> result() const;
+  EditResult wait() const { return result().get(); }
+  bool wait_for(double seconds) const;  // true once resolved
+  void cancel();                        // no effect once resolved
+  // Seconds from submission to the first denoising step / to resolution (negative: not yet).
+  double queueing_seconds() const;
+  double latency_seconds() const;
+  int worker() const;
+
+ private:
+  friend class EngineCore;
+  std::shared_ptr<RequestState> state_;
+  std::weak_ptr<EngineCore> core_;
+};
+
+class Engine {
+ public:
+  Engine(std::vector<EngineDevice> devices, EngineOptions options);
+  ~Engine();  // cancels what is outstanding and joins its threads
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  EditHandle submit(EditRequest request, SubmitOptions options = {});
+  void wait_idle();  // until every submitted request has resolved
+  // Paused workers start no new step or inline pre-/post-processing (the pool still prepares):
+  // queue work up, then let it run; a running step finishes first.
+  void pause();
+  void resume();
+  EngineCounters counters() const;
+  const EngineOptions& options() const;
+
+ private:
+  std::shared_ptr<EngineCore> core_;
+};
+
+}  // namespace flashps::serve
