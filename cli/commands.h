@@ -13,5 +13,7 @@ void add_edit_command(CLI::App& app, CommandAction& action);
 void add_template_commands(CLI::App& app, CommandAction& action);
 void add_bench_commands(CLI::App& app, CommandAction& action);
 void add_cache_commands(CLI::App& app, CommandAction& action);
+void add_serve_commands(CLI::App& app, CommandAction& action);  // batch
+void add_profile_command(CLI::App& app, CommandAction& action);
 
 }  // namespace flashps::cli

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   flashps::cli::add_template_commands(app, action);
   flashps::cli::add_bench_commands(app, action);
   flashps::cli::add_cache_commands(app, action);
+  flashps::cli::add_serve_commands(app, action);
+  flashps::cli::add_profile_command(app, action);
   flashps::cli::add_dev_commands(app, action);
   try {
     app.parse(argc, argv);

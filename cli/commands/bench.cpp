@@ -7,22 +7,18 @@
 
 #include "bench/edit_benchmark.h"
 #include "bench/quality_benchmark.h"
+#include "bench/serve_benchmark.h"
 #include "bench/store_benchmark.h"
 #include "cache/activation_store.h"
 #include "commands.h"
 #include "core/error.h"
+#include "core/json_file.h"
 #include "model_choice.h"
 #include "terminal_progress.h"
 #include "training/mask_ratio_trace.h"
 
 namespace flashps::cli {
 namespace {
-
-void write_json_file(const std::string& path, const nlohmann::json& json) {
-  std::ofstream out(path);
-  out << json.dump(2) << "\n";
-  if (!out) throw Error(path + ": cannot write");
-}
 
 // Held-out photos: the prepared training photos (tools/train/prepare-photos.sh) when present,
 // else the sample photos, which the bundled model was not trained on.
@@ -95,6 +91,57 @@ void add_store_command(CLI::App& bench, CommandAction& action) {
   });
 }
 
+void add_serve_bench_command(CLI::App& bench, CommandAction& action) {
+  static bench::ServeBenchmarkOptions options;
+  static std::string model_option, json_path;
+  static bool quiet = false;
+  CLI::App* serve = bench.add_subcommand(
+      "serve", "Serving configurations side by side: static vs continuous batching, inline vs disaggregated "
+               "pre/post, load-balancing policies; real CPU workers or --simulate N devices");
+  serve->add_option("--simulate", options.simulate, "Simulated devices (0: real CPU workers with the model)")
+      ->capture_default_str();
+  serve->add_option("--profile", options.profile, "Simulated device profile: h800 or a file from `flashps profile`")
+      ->capture_default_str();
+  serve->add_option("--trace", options.trace,
+                    "Mask ratios: production, public, public-inpaint, public-adetailer, all, or a CSV file")
+      ->capture_default_str();
+  serve->add_option("--traces-dir", options.traces_dir, "Folder of the trace CSVs (default: ../shared/traces)");
+  serve->add_option("--arrivals", options.arrivals, "poisson or gamma")->capture_default_str();
+  serve->add_option("--cv", options.cv, "Gamma arrivals: coefficient of variation")->capture_default_str();
+  serve->add_option("--rps", options.rps,
+                    "Offered loads in requests/s (default: 0.3, 0.6, 0.9 of capacity simulated; all at once real)");
+  auto* requests = serve->add_option("--requests", options.requests, "Requests per configuration and load (default 2000 simulated, 24 real)");
+  serve->add_option("--max-batch", options.max_batch, "Maximum batch size")->capture_default_str();
+  serve->add_option("--slo", options.slo_seconds, "Latency SLO in seconds for goodput (default: 5x unloaded)");
+  serve->add_option("--seed", options.seed, "Seed of arrivals and masks")->capture_default_str();
+  serve->add_option("--model", model_option, "Real workers: model folder (default: the bundled model)");
+  serve->add_option("--dtype", options.dtype, "Real workers: fp32 or bf16")->check(CLI::IsMember({"fp32", "bf16"}));
+  serve->add_option("--steps", options.steps, "Real workers: denoising steps")->capture_default_str();
+  serve->add_option("--workers", options.workers, "Real workers: CPU workers")->capture_default_str();
+  serve->add_option("--images", options.images, "Real workers: template images (default: samples/images)");
+  serve->add_option("--json", json_path, "Write {\"rows\": [...]} as JSON to this file");
+  serve->add_flag("--quiet,-q", quiet, "No progress bar");
+  serve->callback([&action, requests] {
+    action = [requests] {
+      if (options.traces_dir.empty()) options.traces_dir = training::default_traces_directory(FLASHPS_SOURCE_DIR);
+      if (options.simulate <= 0) {
+        if (requests->count() == 0) options.requests = 24;
+        options.model_dir = choose_model(model_option).dir;
+        if (options.images.empty())
+          for (const auto& entry : std::filesystem::directory_iterator(std::string(FLASHPS_SOURCE_DIR) + "/samples/images"))
+            options.images.push_back(entry.path().string());
+        std::sort(options.images.begin(), options.images.end());
+      }
+      options.progress = terminal_progress(quiet);
+      bench::ServeReport report = bench::run_serve_benchmark(options);
+      finish_progress_line(quiet);
+      std::cout << report.table();
+      if (!json_path.empty()) write_json_file(json_path, report.to_json());
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app, CommandAction& action) {
@@ -122,16 +169,13 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
       finish_progress_line(quiet);
       std::cout << report.table();
       std::cout << report.extra.dump(2) << "\n";
-      if (!json_path.empty()) {
-        std::ofstream out(json_path);
-        out << report.to_json().dump(2) << "\n";
-        if (!out) throw Error(json_path + ": cannot write");
-      }
+      if (!json_path.empty()) write_json_file(json_path, report.to_json());
       return 0;
     };
   });
   add_quality_command(*bench, action);
   add_store_command(*bench, action);
+  add_serve_bench_command(*bench, action);
 }
 
 }  // namespace flashps::cli

@@ -43,6 +43,9 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
     if (flow->config().use_dynamic_shifting) mu = flow->dynamic_shift_mu(static_cast<int>(tokens));
   job.scheduler->set_timesteps(request.steps, mu);
   job.scheduler_state = job.scheduler->make_state();
+  const at::Tensor timesteps = job.scheduler->timesteps().to(at::kDouble).contiguous();
+  job.model_timesteps.assign(timesteps.data_ptr<double>(), timesteps.data_ptr<double>() + timesteps.numel());
+  for (double& timestep : job.model_timesteps) timestep /= 1000.0;
   job.end_step = job.scheduler->num_steps();
   job.first_step = job.next_step = first_step(job.end_step, request.strength);
   if (job.first_step >= job.end_step) throw Error("strength too low: no denoising step would run");
@@ -105,8 +108,20 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
     calls.reserve(batch.size());
     for (FluxEditJob* job : batch) {
       FluxRequest call = job->model_inputs;
-      call.hidden_states = fill ? at::cat({job->latents, job->fill_conditioning}, 1) : job->latents;
-      call.timestep = job->scheduler->timesteps()[job->next_step].item<double>() / 1000.0;
+      if (fill) {
+        // One buffer per job, conditioning written once: a per-step cat allocates and, being
+        // large enough, wakes the OpenMP pool for a few microseconds of copying.
+        if (!job->fill_input.defined()) {
+          job->fill_input = at::empty({job->latents.size(0), job->latents.size(1) + job->fill_conditioning.size(1)},
+                                      job->latents.options());
+          job->fill_input.narrow(1, job->latents.size(1), job->fill_conditioning.size(1)).copy_(job->fill_conditioning);
+        }
+        job->fill_input.narrow(1, 0, job->latents.size(1)).copy_(job->latents);
+        call.hidden_states = job->fill_input;
+      } else {
+        call.hidden_states = job->latents;
+      }
+      call.timestep = job->model_timesteps[job->next_step];
       if (job->replay) {
         job->replay->set_step(job->next_step);
         call.router = job->replay.get();
@@ -151,7 +166,7 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
     const int step = job.next_step;
     at::Tensor output = outputs[i].to(at::kFloat);
     if (components_.predicts_sample) {  // x0 -> flow velocity at this step's sigma
-      const double sigma = std::max(job.scheduler->timesteps()[step].item<double>() / 1000.0, 1e-6);
+      const double sigma = std::max(job.model_timesteps[step], 1e-6);
       output = (job.latents - output) / sigma;
     }
     job.latents = job.scheduler->step(output, step, job.latents, *job.scheduler_state).to(at::kFloat);

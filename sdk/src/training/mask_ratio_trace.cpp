@@ -43,10 +43,15 @@ double MaskRatioTrace::sample(std::mt19937_64& rng, double min_ratio, double max
   return std::clamp(ratios_[pick(rng)], min_ratio, max_ratio);
 }
 
-std::vector<std::string> default_trace_files(const std::string& source_dir) {
+std::string default_traces_directory(const std::string& source_dir) {
   namespace fs = std::filesystem;
   const char* shared = std::getenv("FLASHPS_SHARED_DIR");
-  const fs::path traces = (shared ? fs::path(shared) : fs::path(source_dir) / ".." / "shared") / "traces";
+  return ((shared ? fs::path(shared) : fs::path(source_dir) / ".." / "shared") / "traces").string();
+}
+
+std::vector<std::string> default_trace_files(const std::string& source_dir) {
+  namespace fs = std::filesystem;
+  const fs::path traces = default_traces_directory(source_dir);
   std::vector<std::string> files;
   if (fs::is_directory(traces))
     for (const auto& entry : fs::directory_iterator(traces))

@@ -24,8 +24,9 @@ class MaskRatioTrace {
   std::vector<double> ratios_;
 };
 
-// Trace files under <shared>/traces, where <shared> is FLASHPS_SHARED_DIR or ../shared next to
-// the source tree; empty when none is found.
+// <shared>/traces, where <shared> is FLASHPS_SHARED_DIR or ../shared next to the source tree.
+std::string default_traces_directory(const std::string& source_dir);
+// The CSV files there; empty when none is found.
 std::vector<std::string> default_trace_files(const std::string& source_dir);
 
 }  // namespace flashps::training

@@ -1,0 +1,317 @@
+#include "bench/serve_benchmark.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+#include "core/error.h"
+#include "core/image.h"
+#include "pipeline/flux_inpaint_pipeline.h"
+#include "serve/engine.h"
+#include "serve/flux_device.h"
+#include "serve/latency_summary.h"
+#include "serve/simulator.h"
+#include "serve/workload.h"
+#include "training/random_masks.h"
+
+namespace flashps::bench {
+namespace {
+
+using namespace flashps::serve;
+
+struct Configuration {
+  std::string batching;
+  BalancePolicy policy;
+};
+
+// Every batching compared under the mask-aware policy, and every policy under cb; the
+// diffusers-style baseline balances by request count (its best-known simple policy).
+std::vector<Configuration> simulated_configurations() {
+  return {{"static-full", BalancePolicy::request_count}, {"static", BalancePolicy::mask_aware},
+          {"naive-cb", BalancePolicy::mask_aware},       {"cb", BalancePolicy::round_robin},
+          {"cb", BalancePolicy::request_count},          {"cb", BalancePolicy::token_count},
+          {"cb", BalancePolicy::mask_aware}};
+}
+
+ServeRow row_of(const Configuration& configuration, double rps, const std::vector<double>& latencies,
+                const std::vector<double>& queueings, double duration, double slo) {
+  const LatencySummary summary = summarize_latencies(latencies, queueings, duration, slo);
+  ServeRow row;
+  row.batching = configuration.batching;
+  row.policy = balance_policy_name(configuration.policy);
+  row.rps = rps;
+  row.mean = summary.mean;
+  row.p50 = summary.p50;
+  row.p95 = summary.p95;
+  row.p99 = summary.p99;
+  row.mean_queueing = summary.mean_queueing;
+  row.p95_queueing = summary.p95_queueing;
+  row.throughput = summary.throughput;
+  row.goodput = summary.goodput;
+  row.slo_attainment = summary.slo_attainment;
+  row.completed = summary.completed;
+  return row;
+}
+
+const ServeRow* find_row(const std::vector<ServeRow>& rows, double rps, const std::string& batching,
+                         const std::string& policy) {
+  for (const ServeRow& row : rows)
+    if (row.rps == rps && row.batching == batching && row.policy == policy) return &row;
+  return nullptr;
+}
+
+double round_rate(double rps) {  // two significant digits, for readable tables
+  if (rps <= 0) return rps;
+  const double scale = std::pow(10.0, std::floor(std::log10(rps)) - 1);
+  return std::round(rps / scale) * scale;
+}
+
+SimulationResult simulate_configuration(const Configuration& configuration, const ServeBenchmarkOptions& options,
+                                        const DeviceProfile& profile, const std::vector<TraceRequest>& trace) {
+  SimulationOptions simulation;
+  simulation.batching = batching_config(configuration.batching, options.max_batch);
+  simulation.policy = configuration.policy;
+  simulation.devices = options.simulate;
+  simulation.profile = profile;
+  return simulate(simulation, trace);
+}
+
+ServeReport run_simulated(const ServeBenchmarkOptions& options) {
+  ServeReport report;
+  const DeviceProfile profile = options.profile == "h800" ? h800_flux_profile() : read_device_profile(options.profile);
+  const MaskRatioSource ratios = MaskRatioSource::named(options.trace, options.traces_dir);
+  WorkloadOptions workload;
+  workload.arrivals = options.arrivals;
+  workload.cv = options.cv;
+  workload.requests = options.requests;
+  workload.seed = options.seed;
+  workload.image_tokens = profile.image_tokens;
+  workload.text_tokens = profile.text_tokens;
+  workload.steps = profile.steps;
+  const Configuration best{"cb", BalancePolicy::mask_aware};
+
+  // Capacity: throughput of the best configuration when every request is already waiting.
+  WorkloadOptions flood = workload;
+  flood.requests_per_second = 1e6;
+  const SimulationResult saturated = simulate_configuration(best, options, profile, make_workload(flood, ratios));
+  const double capacity = saturated.outcomes.size() / saturated.makespan;
+  WorkloadOptions single = workload;
+  single.requests = 1;
+  const double unloaded = simulate_configuration(best, options, profile, make_workload(single, ratios)).makespan;
+  const double slo = options.slo_seconds > 0 ? options.slo_seconds : 5 * unloaded;
+
+  std::vector<double> rates = options.rps;
+  if (rates.empty())
+    for (double fraction : {0.3, 0.6, 0.9}) rates.push_back(round_rate(fraction * capacity));
+  report.config = {{"mode", "simulated"},
+                   {"devices", options.simulate},
+                   {"profile", profile.name},
+                   {"trace", ratios.description()},
+                   {"arrivals", options.arrivals},
+                   {"cv", options.arrivals == "gamma" ? options.cv : 1.0},
+                   {"requests", options.requests},
+                   {"max_batch", options.max_batch},
+                   {"steps", profile.steps},
+                   {"image_tokens", profile.image_tokens},
+                   {"capacity_rps", capacity},
+                   {"unloaded_latency", unloaded},
+                   {"slo_seconds", slo},
+                   {"seed", options.seed}};
+  double decision_seconds = 0;
+  int decisions = 0;
+  const auto configurations = simulated_configurations();
+  int done = 0;
+  for (double rps : rates) {
+    workload.requests_per_second = rps;
+    const std::vector<TraceRequest> trace = make_workload(workload, ratios);
+    for (const Configuration& configuration : configurations) {
+      const SimulationResult result = simulate_configuration(configuration, options, profile, trace);
+      std::vector<double> latencies, queueings;
+      for (const RequestOutcome& outcome : result.outcomes) {
+        latencies.push_back(outcome.latency());
+        queueings.push_back(outcome.queueing());
+      }
+      report.rows.push_back(row_of(configuration, rps, latencies, queueings, result.makespan - trace.front().arrival, slo));
+      if (configuration.policy == BalancePolicy::mask_aware && configuration.batching == "cb") {
+        decision_seconds += result.scheduler_seconds;
+        decisions += result.decisions;
+      }
+      report_progress(options.progress, {"simulate", ++done, int(rates.size() * configurations.size()), 0});
+    }
+  }
+  report.overheads = {{"mask_aware_decision_us", decisions ? 1e6 * decision_seconds / decisions : 0.0},
+                      {"devices", options.simulate}};
+  const double high = rates.back();
+  const ServeRow* mask_aware = find_row(report.rows, high, "cb", "mask-aware");
+  const ServeRow* by_count = find_row(report.rows, high, "cb", "request-count");
+  const ServeRow* naive = find_row(report.rows, high, "naive-cb", "mask-aware");
+  const ServeRow* full = find_row(report.rows, high, "static-full", "request-count");
+  report.targets = {
+      {"rps", high},
+      {"mask_aware_p95_below_request_count", 1 - mask_aware->p95 / by_count->p95},
+      {"cb_p95_below_naive_cb", 1 - mask_aware->p95 / naive->p95},
+      {"static_full_mean_over_cb_mask_aware_mean", full->mean / mask_aware->mean},
+  };
+  return report;
+}
+
+// Real CPU workers: the model's templates are registered, then each configuration serves the
+// same requests (random masks with the trace's areas over the template images).
+ServeReport run_real(const ServeBenchmarkOptions& options) {
+  ServeReport report;
+  if (options.images.empty()) throw Error("bench serve: no template images");
+  const at::ScalarType dtype = options.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
+  std::vector<std::shared_ptr<FluxInpaintPipeline>> pipelines;
+  auto store = std::make_shared<engine::MemoryCaptureStore>();  // not the user's store
+  for (int i = 0; i < std::max(1, options.workers); ++i)
+    pipelines.push_back(std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(options.model_dir, dtype, store)));
+  std::vector<Image> templates;
+  for (const std::string& path : options.images) {
+    templates.push_back(read_image(path));
+    EditRequest request;
+    request.image = templates.back();
+    request.steps = options.steps;
+    pipelines.front()->register_template(request, /*capture_kv=*/true, /*capture_hidden=*/false);
+  }
+  const MaskRatioSource ratios = MaskRatioSource::named(options.trace, options.traces_dir);
+  WorkloadOptions workload;
+  workload.requests = options.requests;
+  workload.seed = options.seed;
+  workload.arrivals = options.arrivals;
+  workload.cv = options.cv;
+  workload.requests_per_second = options.rps.empty() || options.rps.front() <= 0 ? 1e9 : options.rps.front();
+  const std::vector<TraceRequest> trace = make_workload(workload, ratios);
+  std::vector<EditRequest> requests;
+  std::mt19937_64 rng(options.seed);
+  for (size_t i = 0; i < trace.size(); ++i) {
+    EditRequest request;
+    request.image = templates[i % templates.size()];
+    at::Tensor mask = training::random_mask(request.image.height, request.image.width,
+                                            std::clamp(trace[i].mask_ratio, 0.01, 0.95), rng);
+    request.mask = Image(request.image.width, request.image.height, 1);
+    const float* values = mask.contiguous().data_ptr<float>();
+    for (size_t p = 0; p < request.mask.pixels.size(); ++p) request.mask.pixels[p] = values[p] > 0.5f ? 255 : 0;
+    request.seed = options.seed + i;
+    request.steps = options.steps;
+    requests.push_back(std::move(request));
+  }
+  pipelines.front()->edit(requests.front());  // warm-up: first-touch of buffers and kernels
+
+  const double rps = workload.requests_per_second >= 1e9 ? 0 : workload.requests_per_second;
+  report.config = {{"mode", "cpu"},
+                   {"workers", options.workers},
+                   {"model", options.model_dir},
+                   {"dtype", options.dtype},
+                   {"threads", at::get_num_threads()},
+                   {"trace", ratios.description()},
+                   {"arrivals", rps > 0 ? options.arrivals : "all at once"},
+                   {"requests", options.requests},
+                   {"max_batch", options.max_batch},
+                   {"steps", options.steps},
+                   {"templates", options.images.size()}};
+  double max_assembly = 0, assembly = 0, decision = 0;
+  int64_t steps = 0, decisions = 0;
+  const std::vector<Configuration> configurations{{"static-full", BalancePolicy::request_count},
+                                                  {"static", BalancePolicy::mask_aware},
+                                                  {"naive-cb", BalancePolicy::mask_aware},
+                                                  {"cb", BalancePolicy::mask_aware}};
+  int done = 0;
+  double slo = options.slo_seconds;
+  for (const Configuration& configuration : configurations) {
+    EngineOptions engine_options;
+    engine_options.batching = batching_config(configuration.batching, options.max_batch);
+    engine_options.policy = configuration.policy;
+    engine_options.max_queued = requests.size() + 1;
+    std::vector<EngineDevice> devices;
+    for (size_t i = 0; i < pipelines.size(); ++i)
+      devices.push_back(flux_engine_device(pipelines[i], {}, "cpu" + std::to_string(i)));
+    Engine engine(std::move(devices), engine_options);
+    std::vector<EditHandle> handles;
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (rps > 0) std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                              std::chrono::duration<double>(trace[i].arrival)));
+      handles.push_back(engine.submit(requests[i]));
+    }
+    std::vector<double> latencies, queueings;
+    for (EditHandle& handle : handles) {
+      handle.wait();
+      latencies.push_back(handle.latency_seconds());
+      queueings.push_back(handle.queueing_seconds());
+    }
+    const double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (slo <= 0) slo = 5 * *std::min_element(latencies.begin(), latencies.end());
+    report.rows.push_back(row_of(configuration, rps, latencies, queueings, duration, slo));
+    const EngineCounters counters = engine.counters();
+    if (configuration.batching == "cb") {
+      max_assembly = counters.max_assembly_seconds;
+      assembly = counters.steps ? counters.assembly_seconds / counters.steps : 0;
+      steps = counters.steps;
+      decision = counters.decisions ? counters.decision_seconds / counters.decisions : 0;
+      decisions = counters.decisions;
+    }
+    report_progress(options.progress, {"serve", ++done, int(configurations.size()), duration});
+  }
+  report.config["slo_seconds"] = slo;
+  report.overheads = {{"batch_assembly_ms_mean", 1e3 * assembly},
+                      {"batch_assembly_ms_max", 1e3 * max_assembly},
+                      {"steps", steps},
+                      {"decision_us_mean", 1e6 * decision},
+                      {"decisions", decisions}};
+  const ServeRow* full = find_row(report.rows, rps, "static-full", "request-count");
+  const ServeRow* best = find_row(report.rows, rps, "cb", "mask-aware");
+  report.targets = {{"cb_mask_aware_throughput_over_static_full", best->throughput / full->throughput},
+                    {"static_full_mean_over_cb_mask_aware_mean", full->mean / best->mean}};
+  return report;
+}
+
+}  // namespace
+
+nlohmann::json ServeReport::to_json() const {
+  nlohmann::json rows_json = nlohmann::json::array();
+  for (const ServeRow& row : rows)
+    rows_json.push_back({{"batching", row.batching},
+                         {"policy", row.policy},
+                         {"rps", row.rps},
+                         {"mean", row.mean},
+                         {"p50", row.p50},
+                         {"p95", row.p95},
+                         {"p99", row.p99},
+                         {"queueing_mean", row.mean_queueing},
+                         {"queueing_p95", row.p95_queueing},
+                         {"throughput", row.throughput},
+                         {"goodput", row.goodput},
+                         {"slo_attainment", row.slo_attainment},
+                         {"completed", row.completed}});
+  return {{"config", config}, {"rows", rows_json}, {"overheads", overheads}, {"targets", targets}};
+}
+
+std::string ServeReport::table() const {
+  std::ostringstream out;
+  out << std::fixed;
+  for (const auto& [key, value] : config.items()) out << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump()) << "\n";
+  out << "\n" << std::left << std::setw(12) << "batching" << std::setw(15) << "policy" << std::right << std::setw(8)
+      << "rps" << std::setw(9) << "mean s" << std::setw(9) << "p50" << std::setw(9) << "p95" << std::setw(9) << "p99"
+      << std::setw(10) << "queue s" << std::setw(10) << "thr r/s" << std::setw(8) << "SLO %" << "\n";
+  for (const ServeRow& row : rows) {
+    out << std::left << std::setw(12) << row.batching << std::setw(15) << row.policy << std::right << std::setprecision(2)
+        << std::setw(8) << row.rps << std::setw(9) << row.mean << std::setw(9) << row.p50 << std::setw(9) << row.p95
+        << std::setw(9) << row.p99 << std::setw(10) << row.mean_queueing << std::setprecision(3) << std::setw(10)
+        << row.throughput << std::setprecision(0) << std::setw(8) << 100 * row.slo_attainment << "\n";
+  }
+  out << "\noverheads: " << overheads.dump() << "\n";
+  out << "targets:   " << targets.dump() << "\n";
+  return out.str();
+}
+
+ServeReport run_serve_benchmark(const ServeBenchmarkOptions& options) {
+  if (options.max_batch < 1) throw Error("--max-batch must be at least 1");
+  if (options.requests < 1) throw Error("--requests must be at least 1");
+  return options.simulate > 0 ? run_simulated(options) : run_real(options);
+}
+
+}  // namespace flashps::bench

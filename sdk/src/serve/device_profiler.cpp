@@ -1,0 +1,134 @@
+#include "serve/device_profiler.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "core/error.h"
+#include "serve/flux_device.h"
+#include "training/random_masks.h"
+
+namespace flashps::serve {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+Image test_image(int size) {  // content does not change timings; a smooth picture
+  Image image(size, size, 3);
+  for (int y = 0; y < size; ++y)
+    for (int x = 0; x < size; ++x) {
+      image.at(x, y, 0) = static_cast<uint8_t>(x * 255 / size);
+      image.at(x, y, 1) = static_cast<uint8_t>(y * 255 / size);
+      image.at(x, y, 2) = static_cast<uint8_t>((x * y) % 251);
+    }
+  return image;
+}
+
+Image mask_image(int size, double ratio, std::mt19937_64& rng) {
+  at::Tensor mask = training::random_mask(size, size, ratio, rng, training::MaskShape::blob).contiguous();
+  Image image(size, size, 1);
+  const float* values = mask.data_ptr<float>();
+  for (size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = values[i] > 0.5f ? 255 : 0;
+  return image;
+}
+
+}  // namespace
+
+ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOptions& options) {
+  if (options.sizes.empty() || options.batch_sizes.empty()) throw Error("profile: no sizes or batch sizes");
+  ProfileReport report;
+  DeviceProfile& profile = report.profile;
+  profile = estimated_device_profile(pipeline);
+  profile.name = "measured by flashps profile (" + std::to_string(at::get_num_threads()) + " threads)";
+  DeviceProfile unit = profile;  // FLOPs and bytes of a batch, independent of speed
+  const int repeats = std::max(1, options.repeats);
+  const int steps = repeats + 1;
+  std::mt19937_64 rng(1);
+  double prepare_seconds = 0, finish_seconds = 0;
+  int prepared = 0, finished = 0;
+  const int total = int(options.sizes.size() * options.batch_sizes.size() * (1 + options.mask_ratios.size()));
+  int done = 0;
+  for (int size : options.sizes) {
+    const Image image = test_image(size);
+    EditRequest base;
+    base.image = image;
+    base.steps = steps;
+    base.context_size = -1;  // time the size asked for
+    const TemplateInfo info = pipeline.register_template(base, /*capture_kv=*/true, /*capture_hidden=*/false);
+
+    // Loading: partial reads of one cached entry, as the block loader does.
+    if (auto capture = pipeline.store().find({info.template_hash, pipeline.components().fingerprint, info.config})) {
+      const int64_t token_pixels = pipeline.vae_scale_factor() * 2;
+      const int64_t rows = (size / token_pixels) * (size / token_pixels);
+      for (double fraction : {0.25, 0.5, 0.9}) {
+        const int64_t count = std::max<int64_t>(1, int64_t(fraction * rows));
+        at::Tensor picked = at::arange(count, at::kLong) * (rows / count);
+        double best = 1e9;
+        at::Tensor read;
+        for (int r = 0; r < repeats + 1; ++r) {
+          const auto start = std::chrono::steady_clock::now();
+          read = capture->read_rows({0, 0, engine::Slot::keys}, picked);
+          best = std::min(best, seconds_since(start));
+        }
+        report.load_samples.push_back({double(read.numel() * read.element_size()), best});
+      }
+    }
+
+    std::vector<double> ratios{1.0};
+    ratios.insert(ratios.end(), options.mask_ratios.begin(), options.mask_ratios.end());
+    for (int batch_size : options.batch_sizes) {
+      for (double ratio : ratios) {
+        std::vector<std::unique_ptr<EditJob>> jobs;
+        std::vector<EditJob*> batch;
+        std::vector<RequestWork> works;
+        for (int b = 0; b < batch_size; ++b) {
+          EditRequest request = base;
+          request.seed = static_cast<uint64_t>(b);
+          request.mask = mask_image(size, ratio, rng);
+          request.mode = ratio >= 1.0 ? ComputeMode::full : ComputeMode::kv;
+          const auto start = std::chrono::steady_clock::now();
+          jobs.push_back(pipeline.start_edit(request));
+          prepare_seconds += seconds_since(start);
+          ++prepared;
+          batch.push_back(jobs.back().get());
+          works.push_back(jobs.back()->work());
+        }
+        double best = 1e9;
+        for (int r = 0; r < repeats; ++r) {
+          const auto start = std::chrono::steady_clock::now();
+          pipeline.step(batch);
+          best = std::min(best, seconds_since(start));
+        }
+        report.compute_samples.push_back({estimate_step(unit, works).flops, best});
+        for (EditJob* job : batch) {
+          while (!job->denoised()) pipeline.step({job});
+          const auto start = std::chrono::steady_clock::now();
+          pipeline.finish_edit(*job);
+          finish_seconds += seconds_since(start);
+          ++finished;
+        }
+        report_progress(options.progress, {"profile", ++done, total, 0});
+      }
+    }
+  }
+  std::vector<double> x, y;
+  for (const ProfileSample& sample : report.compute_samples) x.push_back(sample.x), y.push_back(sample.seconds);
+  const LinearFit step_fit = fit_linear(x, y);
+  const double blocks = double(profile.blocks.size());
+  // The fitted intercept is per step; the model's is per block (where batching amortises it).
+  profile.block_compute = {step_fit.slope, step_fit.intercept / blocks, step_fit.r2, step_fit.samples};
+  profile.step_fixed_seconds = 0;
+  x.clear();
+  y.clear();
+  for (const ProfileSample& sample : report.load_samples) x.push_back(sample.x), y.push_back(sample.seconds);
+  if (x.size() >= 2) profile.block_load = fit_linear(x, y);
+  profile.preprocess_seconds = prepared ? prepare_seconds / prepared : 0;
+  profile.postprocess_seconds = finished ? finish_seconds / finished : 0;
+  return report;
+}
+
+}  // namespace flashps::serve

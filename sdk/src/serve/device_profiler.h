@@ -1,0 +1,36 @@
+// `flashps profile`: measures this machine with a model and fits the latency models the
+// scheduler and the simulator use (serve/device_profile.h), reporting R² of each fit.
+//   compute: batched denoising steps of full-compute and kv-replay edits at several sizes, batch
+//            sizes and mask ratios; step seconds fitted on the FLOPs of the step;
+//   loading: reads of cached rows from the pipeline's store, seconds fitted on bytes;
+//   pre-/post-processing: mean seconds of start_edit / finish_edit.
+#pragma once
+#include <vector>
+
+#include "core/progress.h"
+#include "pipeline/flux_inpaint_pipeline.h"
+#include "serve/device_profile.h"
+
+namespace flashps::serve {
+
+struct ProfileOptions {
+  std::vector<int> sizes = {64, 128, 192, 256};  // pixels per side
+  std::vector<int> batch_sizes = {1, 2, 4};
+  std::vector<double> mask_ratios = {0.1, 0.3, 0.6};
+  int repeats = 2;  // the fastest of repeats is kept
+  ProgressCallback progress;
+};
+
+struct ProfileSample {
+  double x = 0;  // FLOPs or bytes
+  double seconds = 0;
+};
+
+struct ProfileReport {
+  DeviceProfile profile;
+  std::vector<ProfileSample> compute_samples, load_samples;
+};
+
+ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOptions& options);
+
+}  // namespace flashps::serve
