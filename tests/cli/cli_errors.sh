@@ -73,6 +73,27 @@ else
 fi
 expect_error "bad cache size" "not a size" -- cache evict --max-size lots
 
+# flashps batch: a bad manifest line is named; a good manifest runs, a second run resumes.
+printf '{"image": "a.png", "mask": "m.png", "output": "o.png", "step": 3}\n' >"$work/typo.jsonl"
+expect_error "batch manifest typo" "typo.jsonl:1: unknown key \"step\"" -- batch "$work/typo.jsonl"
+samples="$(dirname "$0")/../../samples"
+printf '{"image": "%s/images/fig.jpg", "mask": "%s/masks/fig.png", "output": "%s/batch/fig.png", "steps": 2}\n{"image": "%s/missing.jpg", "mask": "%s/masks/fig.png", "output": "%s/batch/missing.png", "steps": 2}\n' \
+  "$samples" "$samples" "$work" "$samples" "$samples" "$work" >"$work/batch.jsonl"
+output=$("$flashps" --threads 2 batch "$work/batch.jsonl" -q 2>&1)
+status=$?
+if [ $status -eq 2 ] && [ -f "$work/batch/fig.png" ] && grep -q "batch.jsonl:2: .*missing.jpg" <<<"$output" &&
+   grep -q "1 done, 0 skipped (already written), 1 failed" <<<"$output"; then
+  echo "ok: batch runs the good item and reports the bad one"
+else
+  echo "FAIL: batch: exit $status, output: $output"; failures=$((failures + 1))
+fi
+output=$("$flashps" --threads 2 batch "$work/batch.jsonl" -q 2>&1)
+if grep -q "0 done, 1 skipped" <<<"$output"; then
+  echo "ok: batch resumes, skipping written outputs"
+else
+  echo "FAIL: batch did not skip the written output"; failures=$((failures + 1))
+fi
+
 if [ $failures -ne 0 ]; then
   echo "$failures CLI error checks failed"
   exit 1
