@@ -229,3 +229,32 @@ TEST_CASE("inline and static engines serve the same images as continuous batchin
     }
   }
 }
+
+TEST_CASE("progress events carry previews when asked, decoded off the step loop", "[serve][engine]") {
+  TempDir dir;
+  auto pipeline = tiny_pipeline(dir);
+  for (const char* batching : {"cb", "naive-cb"}) {
+    Engine engine({flux_engine_device(pipeline)}, options_for(batching, 4));
+    std::mutex mutex;
+    std::vector<int> preview_steps;
+    std::vector<RequestStatus> statuses;
+    SubmitOptions submit;
+    submit.preview_every_steps = 2;
+    submit.on_event = [&](const ServeEvent& event) {
+      std::lock_guard<std::mutex> lock(mutex);
+      statuses.push_back(event.status);
+      if (event.preview) {
+        CHECK(event.preview->width == 32);
+        CHECK(event.preview->height == 48);
+        preview_steps.push_back(event.step);
+      }
+    };
+    engine.submit(request_for(gradient_image(32, 48), box_mask(32, 48, 4, 4, 8), 1, 5), submit).wait();
+    engine.wait_idle();
+    std::lock_guard<std::mutex> lock(mutex);
+    INFO(batching);
+    CHECK(preview_steps == std::vector<int>{2, 4});
+    CHECK(statuses.front() == RequestStatus::queued);
+    CHECK(statuses.back() == RequestStatus::done);
+  }
+}

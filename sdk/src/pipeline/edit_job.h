@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -64,6 +65,9 @@ class StepwisePipeline {
   // A quick estimate of a request's work before start_edit (for routing at submission): no
   // image processing beyond counting mask pixels.
   virtual engine::RequestWork estimate_work(const EditRequest& request) const = 0;
+  // A snapshot of a job's current state that decodes into a preview image when called (on any
+  // thread, later): the step loop only copies the latents; the decode runs elsewhere.
+  virtual std::function<Image()> preview(const EditJob& job) const = 0;
   // Seconds the last step() spent assembling the batch's inputs before the model call.
   double last_step_assembly_seconds() const { return last_step_assembly_seconds_; }
 

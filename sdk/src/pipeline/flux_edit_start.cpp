@@ -7,6 +7,8 @@
 
 #include "core/error.h"
 #include "pipeline/flux_edit_job.h"
+#include "pipeline/flux_packing.h"
+#include "pipeline/image_tensors.h"
 
 namespace flashps {
 namespace {
@@ -148,6 +150,27 @@ engine::RequestWork FluxInpaintPipeline::estimate_work(const EditRequest& reques
   work.text_tokens = text.defined() ? text.prompt_embeds.size(0) : 0;
   work.cached = request.mode != ComputeMode::full;  // known once started: the template may not be registered
   return work;
+}
+
+}  // namespace flashps
+
+namespace flashps {
+
+std::function<Image()> FluxInpaintPipeline::preview(const EditJob& base_job) const {
+  const auto* job = dynamic_cast<const FluxEditJob*>(&base_job);
+  if (!job) throw Error("Flux pipeline: preview() given a job of another pipeline");
+  if (job->unchanged || !job->latents.defined()) {
+    Image original = job->prepared.original;
+    return [original] { return original; };
+  }
+  // The processed window only (not pasted back): previews are small and frequent.
+  at::Tensor latents = job->latents.clone();
+  const int64_t height = job->prepared.latent_height, width = job->prepared.latent_width;
+  std::shared_ptr<ImageAutoencoder> vae = components_.vae;
+  return [latents, height, width, vae] {
+    at::NoGradGuard no_grad;
+    return tensor_to_image(vae->decode_latents(unpack_latents(latents, height, width).unsqueeze(0))[0]);
+  };
 }
 
 }  // namespace flashps

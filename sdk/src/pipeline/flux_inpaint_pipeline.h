@@ -55,6 +55,7 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   void step(const std::vector<EditJob*>& jobs) override;
   EditResult finish_edit(EditJob& job) override;
   engine::RequestWork estimate_work(const EditRequest& request) const override;
+  std::function<Image()> preview(const EditJob& job) const override;
   TemplateInfo register_template(const EditRequest& request, bool capture_kv = true,
                                  bool capture_hidden = true);
 

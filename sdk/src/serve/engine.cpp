@@ -137,7 +137,7 @@ class EngineCore {
         ++waiting_;
         pending_events_.push_back({state, event_of(*state, RequestStatus::queued)});
         if (options_.batching.disaggregated) {
-          pool_queue_.push_back({state, false});
+          pool_queue_.push_back({state, false, {}, {}});
           pool_wake_.notify_one();
         }
         wake(*workers_[chosen]);
@@ -189,6 +189,8 @@ class EngineCore {
   struct PoolTask {
     std::shared_ptr<RequestState> state;
     bool finish;  // else prepare
+    std::function<Image()> preview;  // set: decode a preview instead
+    ServeEvent event;
   };
 
   // Under the mutex.
@@ -364,6 +366,8 @@ class EngineCore {
         counters_.assembly_seconds += assembly;
         counters_.max_assembly_seconds = std::max(counters_.max_assembly_seconds, assembly);
         const std::vector<RequestId> finished = worker.batcher.step_done(action.requests);
+        if (!batch_error)
+          for (const auto& state : batch) request_preview(state, pipeline);
         for (const auto& state : batch) {
           if (!batch_error && !state->job->failed()) continue;
           worker.batcher.remove(state->id);
@@ -374,13 +378,28 @@ class EngineCore {
           if (found == live_.end() || !options_.batching.disaggregated) continue;
           found->second->phase = Phase::finishing;
           found->second->status = RequestStatus::finishing;
-          pool_queue_.push_back({found->second, true});
+          pool_queue_.push_back({found->second, true, {}, {}});
           pool_wake_.notify_one();
         }
       }
       lock.unlock();
       flush_events();
       lock.lock();
+    }
+  }
+
+  // Under the mutex, after a step: a preview snapshot, decoded off the step loop (inline in
+  // naive mode, like all its pre-/post-processing).
+  void request_preview(const std::shared_ptr<RequestState>& state, const StepwisePipeline& pipeline) {
+    const int every = state->options.preview_every_steps;
+    if (every <= 0 || !state->job || state->job->failed() || state->job->steps_done() % every != 0) return;
+    PoolTask task{state, false, pipeline.preview(*state->job), event_of(*state, RequestStatus::running)};
+    if (options_.batching.disaggregated) {
+      pool_queue_.push_back(std::move(task));
+      pool_wake_.notify_one();
+    } else {
+      task.event.preview = std::make_shared<const Image>(task.preview());
+      pending_events_.push_back({state, task.event});
     }
   }
 
@@ -441,7 +460,15 @@ class EngineCore {
       pool_queue_.pop_front();
       std::shared_ptr<RequestState> state = task.state;
       if (state->phase == Phase::resolved) continue;
-      if (!task.finish) {
+      if (task.preview) {
+        lock.unlock();
+        try {
+          task.event.preview = std::make_shared<const Image>(task.preview());
+          emit(*state, task.event);
+        } catch (...) {  // a preview is best-effort: the edit itself goes on
+        }
+        lock.lock();
+      } else if (!task.finish) {
         state->phase = Phase::preparing;
         state->status = RequestStatus::preparing;
         lock.unlock();

@@ -46,6 +46,7 @@ struct ServeEvent {
   double seconds = 0;          // since submission
   int worker = -1;
   std::string message;         // failures: the error
+  std::shared_ptr<const Image> preview;  // with SubmitOptions::preview_every_steps
 };
 // Called from engine threads, outside its locks; keep it short.
 using ServeEventCallback = std::function<void(const ServeEvent&)>;
@@ -53,6 +54,9 @@ using ServeEventCallback = std::function<void(const ServeEvent&)>;
 struct SubmitOptions {
   double deadline_seconds = 0;  // after submission; 0 = none. Expired requests fail.
   ServeEventCallback on_event;
+  // Every N denoising steps, a "running" event carries a preview of the processed region (the
+  // current latents, decoded by the pre-/post-processing pool); 0 = none.
+  int preview_every_steps = 0;
 };
 
 struct EngineDevice {
