@@ -31,7 +31,7 @@ const char* request_status_name(RequestStatus status) {
 // steps), the pool or the worker while preparing/finishing.
 enum class Phase { queued, preparing, ready, running, finishing, resolved };
 
-struct RequestState {
+struct RequestState : std::enable_shared_from_this<RequestState> {
   RequestId id = 0;
   EditRequest request;
   SubmitOptions options;
@@ -67,6 +67,7 @@ class EngineCore {
     }
     for (const auto& worker : workers_) profiles.push_back(&worker->device.profile);
     balancer_ = std::make_unique<LoadBalancer>(options_.policy, profiles, options_.batching.max_batch);
+    dispatcher_ = std::thread([this] { dispatch_loop(); });
     for (size_t i = 0; i < workers_.size(); ++i) workers_[i]->thread = std::thread([this, i] { worker_loop(i); });
     if (options_.batching.disaggregated)
       for (int i = 0; i < std::max(1, options_.pool_threads); ++i) pool_.emplace_back([this] { pool_loop(); });
@@ -86,7 +87,12 @@ class EngineCore {
     for (auto& worker : workers_)
       if (worker->thread.joinable()) worker->thread.join();
     for (std::thread& thread : pool_) thread.join();
-    flush_events();
+    {
+      std::lock_guard<std::mutex> lock(events_mutex_);
+      events_stopping_ = true;
+      events_changed_.notify_all();
+    }
+    if (dispatcher_.joinable()) dispatcher_.join();
   }
 
   EditHandle submit(EditRequest request, SubmitOptions submit_options, const std::shared_ptr<EngineCore>& self) {
@@ -103,8 +109,8 @@ class EngineCore {
     request.progress = [this, raw, user_progress](const ProgressEvent& event) {
       bool keep_going = !user_progress || user_progress(event);
       if (event.stage == "denoise")
-        emit(*raw, {raw->id, RequestStatus::running, event.step, event.total_steps,
-                    seconds_between(raw->submitted, Clock::now()), raw->worker, {}});
+        deliver(raw->shared_from_this(), {raw->id, RequestStatus::running, event.step, event.total_steps,
+                                          seconds_between(raw->submitted, Clock::now()), raw->worker, {}, {}});
       return keep_going && !raw->cancel_requested;
     };
     const engine::RequestWork estimate = workers_.front()->device.pipeline->estimate_work(request);
@@ -135,7 +141,7 @@ class EngineCore {
         workers_[chosen]->batcher.assign(state->id, estimate);
         live_[state->id] = state;
         ++waiting_;
-        pending_events_.push_back({state, event_of(*state, RequestStatus::queued)});
+        deliver(state, event_of(*state, RequestStatus::queued));
         if (options_.batching.disaggregated) {
           pool_queue_.push_back({state, false, {}, {}});
           pool_wake_.notify_one();
@@ -143,7 +149,6 @@ class EngineCore {
         wake(*workers_[chosen]);
       }
     }
-    flush_events();
     return handle;
   }
 
@@ -157,12 +162,15 @@ class EngineCore {
       }
       if (state->worker >= 0) wake(*workers_[state->worker]);
     }
-    flush_events();
   }
 
   void wait_idle() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    idle_.wait(lock, [&] { return live_.empty(); });
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      idle_.wait(lock, [&] { return live_.empty(); });
+    }
+    std::unique_lock<std::mutex> lock(events_mutex_);
+    events_drained_.wait(lock, [&] { return events_.empty() && !delivering_; });
   }
 
   void set_paused(bool paused) {
@@ -213,17 +221,33 @@ class EngineCore {
     return event;
   }
 
-  void emit(const RequestState& state, const ServeEvent& event) {
-    if (state.options.on_event) state.options.on_event(event);
+  // Events go through one queue and one thread, so each request's events arrive in the order
+  // its state changed, whichever engine thread changed it, and callbacks never run under the
+  // engine's lock. Callable with or without the engine mutex held (lock order: engine, events).
+  void deliver(const std::shared_ptr<RequestState>& state, ServeEvent event) {
+    if (!state->options.on_event) return;
+    std::lock_guard<std::mutex> lock(events_mutex_);
+    events_.emplace_back(state, std::move(event));
+    events_changed_.notify_one();
   }
 
-  void flush_events() {
-    std::vector<std::pair<std::shared_ptr<RequestState>, ServeEvent>> events;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      events.swap(pending_events_);
+  void dispatch_loop() {
+    std::unique_lock<std::mutex> lock(events_mutex_);
+    while (true) {
+      events_changed_.wait(lock, [&] { return events_stopping_ || !events_.empty(); });
+      if (events_.empty()) break;  // stopping, and everything delivered
+      auto [state, event] = std::move(events_.front());
+      events_.pop_front();
+      delivering_ = true;
+      lock.unlock();
+      try {
+        state->options.on_event(event);
+      } catch (...) {  // a throwing callback must not take the engine down
+      }
+      lock.lock();
+      delivering_ = false;
+      if (events_.empty()) events_drained_.notify_all();
     }
-    for (const auto& [state, event] : events) emit(*state, event);
   }
 
   // Under the mutex. Resolves a request once; later calls do nothing.
@@ -257,7 +281,7 @@ class EngineCore {
       default: ++counters_.failed; break;
     }
     state->job.reset();  // stops cache loaders; only the owning thread calls resolve for a job in use
-    pending_events_.push_back({state, event_of(*state, status, message)});
+    deliver(state, event_of(*state, status, message));
     live_.erase(state->id);
     if (live_.empty()) idle_.notify_all();
   }
@@ -308,9 +332,6 @@ class EngineCore {
       const uint64_t wakeups = worker.wakeups;
       const WorkerAction action = paused_ && !stopping_ ? WorkerAction{} : worker.batcher.next_action();
       if (action.kind == WorkerAction::idle) {
-        lock.unlock();
-        flush_events();
-        lock.lock();
         if (worker.wakeups != wakeups) continue;  // something changed meanwhile
         if (next_deadline == Clock::time_point::max()) worker.wakeup.wait(lock);
         else worker.wakeup.wait_until(lock, next_deadline);
@@ -382,9 +403,6 @@ class EngineCore {
           pool_wake_.notify_one();
         }
       }
-      lock.unlock();
-      flush_events();
-      lock.lock();
     }
   }
 
@@ -399,12 +417,12 @@ class EngineCore {
       pool_wake_.notify_one();
     } else {
       task.event.preview = std::make_shared<const Image>(task.preview());
-      pending_events_.push_back({state, task.event});
+      deliver(state, task.event);
     }
   }
 
   std::exception_ptr prepare(const std::shared_ptr<RequestState>& state) {
-    emit(*state, event_of(*state, RequestStatus::preparing));
+    deliver(state, event_of(*state, RequestStatus::preparing));
     try {
       state->job = workers_[state->worker]->device.pipeline->start_edit(state->request);
       state->request.image = Image();  // prepared: the job holds what it needs
@@ -439,7 +457,7 @@ class EngineCore {
   }
 
   EditResult finish(const std::shared_ptr<RequestState>& state, std::exception_ptr& error) {
-    emit(*state, event_of(*state, RequestStatus::finishing));
+    deliver(state, event_of(*state, RequestStatus::finishing));
     try {
       return workers_[state->worker]->device.pipeline->finish_edit(*state->job);
     } catch (...) {
@@ -464,7 +482,7 @@ class EngineCore {
         lock.unlock();
         try {
           task.event.preview = std::make_shared<const Image>(task.preview());
-          emit(*state, task.event);
+          deliver(state, task.event);
         } catch (...) {  // a preview is best-effort: the edit itself goes on
         }
         lock.lock();
@@ -483,9 +501,6 @@ class EngineCore {
         if (error) resolve_error(state, error);
         else resolve(state, RequestStatus::done, nullptr, &result);
       }
-      lock.unlock();
-      flush_events();
-      lock.lock();
     }
   }
 
@@ -497,7 +512,11 @@ class EngineCore {
   std::deque<PoolTask> pool_queue_;
   std::condition_variable pool_wake_, idle_;
   std::vector<std::thread> pool_;
-  std::vector<std::pair<std::shared_ptr<RequestState>, ServeEvent>> pending_events_;
+  std::mutex events_mutex_;
+  std::condition_variable events_changed_, events_drained_;
+  std::deque<std::pair<std::shared_ptr<RequestState>, ServeEvent>> events_;
+  bool delivering_ = false, events_stopping_ = false;
+  std::thread dispatcher_;
   size_t waiting_ = 0;
   RequestId next_id_ = 1;
   bool stopping_ = false;

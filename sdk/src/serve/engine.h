@@ -48,7 +48,8 @@ struct ServeEvent {
   std::string message;         // failures: the error
   std::shared_ptr<const Image> preview;  // with SubmitOptions::preview_every_steps
 };
-// Called from engine threads, outside its locks; keep it short.
+// Called on the engine's event thread, in the order each request's state changed, outside the
+// engine's locks; keep it short. Engine::wait_idle() returns after every event was delivered.
 using ServeEventCallback = std::function<void(const ServeEvent&)>;
 
 struct SubmitOptions {
