@@ -60,7 +60,7 @@ TEST_CASE("every request resolves exactly once under load, cancellations and dea
   TempDir dir;
   auto pipeline = tiny_pipeline(dir);
   EventLog log;
-  const int count = std::getenv("FLASHPS_QUICK_TESTS") ? 120 : 500;
+  const int count = 500;
   std::vector<EditHandle> handles;
   {
     Engine engine({flux_engine_device(pipeline)}, options_for("cb", 8, 64));

@@ -106,7 +106,7 @@ ServeReport run_simulated(const ServeBenchmarkOptions& options) {
 
   std::vector<double> rates = options.rps;
   if (rates.empty())
-    for (double fraction : {0.3, 0.6, 0.9}) rates.push_back(round_rate(fraction * capacity));
+    for (double fraction : {0.15, 0.3, 0.6, 0.9}) rates.push_back(round_rate(fraction * capacity));
   report.config = {{"mode", "simulated"},
                    {"devices", options.simulate},
                    {"profile", profile.name},
