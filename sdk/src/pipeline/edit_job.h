@@ -70,12 +70,13 @@ class StepwisePipeline {
   virtual std::function<Image()> preview(const EditJob& job) const = 0;
   // Seconds the last step() spent assembling the batch's inputs before the model call.
   double last_step_assembly_seconds() const { return last_step_assembly_seconds_; }
+  double last_step_assembly_cpu_seconds() const { return last_step_assembly_cpu_seconds_; }  // thread CPU time
 
   // start_edit, step alone until denoised, finish_edit; rethrows a job's error.
   EditResult run_alone(const EditRequest& request);
 
  protected:
-  double last_step_assembly_seconds_ = 0;
+  double last_step_assembly_seconds_ = 0, last_step_assembly_cpu_seconds_ = 0;
 };
 
 }  // namespace flashps

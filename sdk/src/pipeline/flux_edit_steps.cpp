@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "core/thread_clock.h"
 #include "pipeline/fill_conditioning.h"
 #include "pipeline/flux_edit_job.h"
 #include "pipeline/flux_packing.h"
@@ -99,6 +100,7 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
   if (batch.empty()) return;
   const bool fill = is_fill();
   const auto step_start = std::chrono::steady_clock::now();
+  const double step_cpu_start = thread_cpu_seconds();
 
   std::vector<at::Tensor> outputs;
   // A kv replay whose entry turns out unreadable stops the whole packed call: that job restarts
@@ -133,6 +135,7 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
       calls.push_back(std::move(call));
     }
     last_step_assembly_seconds_ = seconds_since(step_start);
+    last_step_assembly_cpu_seconds_ = thread_cpu_seconds() - step_cpu_start;
     try {
       outputs = components_.transformer->forward(calls);
       break;

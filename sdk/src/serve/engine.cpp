@@ -1,5 +1,7 @@
 #include "serve/engine.h"
 
+#include "core/thread_clock.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -326,6 +328,7 @@ class EngineCore {
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
       const auto iteration_start = Clock::now();
+      const double iteration_cpu_start = thread_cpu_seconds();
       Clock::time_point next_deadline = Clock::time_point::max();
       reap(index, iteration_start, next_deadline);
       if (stopping_ && worker.batcher.request_count() == 0) break;
@@ -374,6 +377,7 @@ class EngineCore {
           batch.push_back(std::move(state));
         }
         const double batching_seconds = seconds_between(iteration_start, Clock::now());
+        const double batching_cpu_seconds = thread_cpu_seconds() - iteration_cpu_start;
         lock.unlock();
         std::exception_ptr batch_error;
         try {
@@ -386,6 +390,7 @@ class EngineCore {
         ++counters_.steps;
         counters_.assembly_seconds += assembly;
         counters_.max_assembly_seconds = std::max(counters_.max_assembly_seconds, assembly);
+        counters_.assembly_cpu_seconds += batching_cpu_seconds + pipeline.last_step_assembly_cpu_seconds();
         const std::vector<RequestId> finished = worker.batcher.step_done(action.requests);
         if (!batch_error)
           for (const auto& state : batch) request_preview(state, pipeline);

@@ -78,8 +78,9 @@ struct EngineCounters {
   int64_t steps = 0;                 // batched steps run, all workers
   int64_t decisions = 0;
   double decision_seconds = 0;       // choosing workers, all decisions
-  double assembly_seconds = 0;       // forming batches and their inputs, all steps
+  double assembly_seconds = 0;       // forming batches and their inputs, all steps (wall time)
   double max_assembly_seconds = 0;
+  double assembly_cpu_seconds = 0;   // the same in the worker thread's CPU time (no preemption)
 };
 
 struct RequestState;
