@@ -14,6 +14,7 @@ packages=(
   libpng-dev libjpeg-dev  # image IO
   qt6-base-dev            # desktop app
   libdnnl-dev             # oneDNN sgemm: ~6x faster fp32 linear layers than OpenBLAS here
+  libicu-dev              # Unicode classes, case mapping, normalisation (CLIP tokenizer)
   clang libclang-rt-14-dev  # libFuzzer targets for the untrusted-file parsers
   libopencv-photo-dev libopencv-imgproc-dev libopencv-core-dev  # Telea baseline of bench quality
 )
