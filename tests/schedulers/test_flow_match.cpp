@@ -47,11 +47,12 @@ fs::path write_temporary_json(const nlohmann::json& value) {
 
 }  // namespace
 
-TEST_CASE("FlowMatchEulerDiscreteScheduler matches diffusers trajectories", "[scheduler]") {
+TEST_CASE("every scheduler matches diffusers trajectories", "[scheduler]") {
   FLASHPS_REQUIRE_FIXTURE(dir, "schedulers");
   auto report = flashps::dev::run_schedulers_fixture(dir.string());
-  // Two flow-matching entries, each with runs n = 4, 10, 28 plus one add_noise case.
-  REQUIRE(report.cases.size() == 8);
+  // Seven entries (DDIM epsilon and v, Euler, DPM-Solver++ 2M, PNDM, two flow matching), each
+  // with runs n = 4, 10, 28 plus one add_noise case.
+  REQUIRE(report.cases.size() == 28);
   for (const auto& fixture_case : report.cases) {
     INFO("case " << fixture_case.name << " " << fixture_case.error);
     REQUIRE(fixture_case.outputs.size() >= 2);
@@ -190,12 +191,12 @@ TEST_CASE("load_scheduler dispatches on _class_name", "[scheduler]") {
   REQUIRE(scheduler->num_steps() == 4);  // clones are independent
   REQUIRE(copy->num_steps() == 10);
 
-  config["_class_name"] = "DDIMScheduler";
-  const fs::path ddim_path = write_temporary_json(config);
+  config["_class_name"] = "LMSDiscreteScheduler";
+  const fs::path lms_path = write_temporary_json(config);
   REQUIRE_THROWS_WITH(
-      flashps::load_scheduler(ddim_path.string()),
-      Contains("DDIMScheduler") && Contains("not supported yet") && Contains(ddim_path.string()));
-  fs::remove(ddim_path);
+      flashps::load_scheduler(lms_path.string()),
+      Contains("LMSDiscreteScheduler") && Contains("not supported yet") && Contains(lms_path.string()));
+  fs::remove(lms_path);
 
   config["_class_name"] = "FlowMatchEulerDiscreteScheduler";
   config["use_karras_sigmas"] = true;

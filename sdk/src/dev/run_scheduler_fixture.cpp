@@ -112,7 +112,9 @@ CaseResult run_add_noise(const Scheduler& prototype, const json& entry, const js
 }
 
 bool is_supported_class(const std::string& class_name) {
-  return class_name == "FlowMatchEulerDiscreteScheduler";
+  return class_name == "FlowMatchEulerDiscreteScheduler" || class_name == "DDIMScheduler" ||
+         class_name == "EulerDiscreteScheduler" || class_name == "DPMSolverMultistepScheduler" ||
+         class_name == "PNDMScheduler";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/json_file.h"
+#include "schedulers/discrete_schedulers.h"
 #include "schedulers/flow_match_euler_discrete.h"
 
 namespace flashps {
@@ -17,8 +18,10 @@ std::unique_ptr<Scheduler> make_scheduler(const nlohmann::json& config,
   if (class_name == "FlowMatchEulerDiscreteScheduler")
     return std::make_unique<FlowMatchEulerDiscreteScheduler>(
         parse_flow_match_config(config, source_name));
+  if (auto scheduler = make_discrete_scheduler(class_name, config, source_name)) return scheduler;
   throw Error(source_name + ": scheduler '" + class_name +
-              "' is not supported yet (supported: FlowMatchEulerDiscreteScheduler)");
+              "' is not supported yet (supported: FlowMatchEulerDiscreteScheduler, DDIMScheduler, "
+              "EulerDiscreteScheduler, DPMSolverMultistepScheduler, PNDMScheduler)");
 }
 
 std::unique_ptr<Scheduler> load_scheduler(const std::string& scheduler_config_json_path) {
