@@ -1,0 +1,149 @@
+#include "models/unet/unet_blocks.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/modules/container/modulelist.h>
+
+#include <cmath>
+
+namespace flashps::unet {
+namespace {
+
+class Node : public torch::nn::Module {
+ public:
+  using torch::nn::Module::register_module;
+};
+
+}  // namespace
+
+TimeResnetBlock::TimeResnetBlock(int64_t in_channels, int64_t out_channels, int64_t time_channels, int64_t groups,
+                                 double eps) {
+  norm1_ = register_module("norm1", std::make_shared<vae::GroupNormLayer>(groups, in_channels, eps));
+  conv1_ = register_module("conv1", std::make_shared<vae::Conv2dLayer>(in_channels, out_channels, 3, 1, 1));
+  time_emb_proj_ = register_module("time_emb_proj", Linear(time_channels, out_channels));
+  norm2_ = register_module("norm2", std::make_shared<vae::GroupNormLayer>(groups, out_channels, eps));
+  conv2_ = register_module("conv2", std::make_shared<vae::Conv2dLayer>(out_channels, out_channels, 3, 1, 1));
+  if (in_channels != out_channels)
+    conv_shortcut_ = register_module("conv_shortcut", std::make_shared<vae::Conv2dLayer>(in_channels, out_channels, 1));
+}
+
+at::Tensor TimeResnetBlock::forward(const at::Tensor& input, const at::Tensor& temb) const {
+  at::Tensor hidden = conv1_->forward(at::silu(norm1_->forward(input)));
+  hidden = hidden + time_emb_proj_->forward(at::silu(temb)).unsqueeze(-1).unsqueeze(-1);
+  hidden = conv2_->forward(at::silu(norm2_->forward(hidden)));
+  return (conv_shortcut_ ? conv_shortcut_->forward(input) : input) + hidden;
+}
+
+LayerNormLayer::LayerNormLayer(int64_t dim, double eps) : eps_(eps) {
+  weight_ = register_parameter("weight", at::empty({dim}), false);
+  bias_ = register_parameter("bias", at::empty({dim}), false);
+}
+
+at::Tensor LayerNormLayer::forward(const at::Tensor& input) const {
+  return at::layer_norm(input, {input.size(-1)}, weight_, bias_, eps_);
+}
+
+AttentionLayer::AttentionLayer(int64_t query_dim, int64_t context_dim, int64_t heads, int64_t head_dim)
+    : heads_(heads), head_dim_(head_dim) {
+  const int64_t inner = heads * head_dim;
+  to_q_ = register_module("to_q", Linear(query_dim, inner, false));
+  to_k_ = register_module("to_k", Linear(context_dim, inner, false));
+  to_v_ = register_module("to_v", Linear(context_dim, inner, false));
+  torch::nn::ModuleList to_out;
+  to_out_ = Linear(inner, query_dim);
+  to_out->push_back(to_out_);
+  register_module("to_out", to_out);
+}
+
+at::Tensor AttentionLayer::forward(const at::Tensor& input, const at::Tensor& context) const {
+  const at::Tensor& source = context.defined() ? context : input;
+  const int64_t batch = input.size(0), queries = input.size(1), keys = source.size(1);
+  auto split = [&](const at::Tensor& x, int64_t length) {
+    return x.reshape({batch, length, heads_, head_dim_}).transpose(1, 2);
+  };
+  const at::Tensor q = split(to_q_->forward(input), queries);
+  const at::Tensor k = split(to_k_->forward(source), keys), v = split(to_v_->forward(source), keys);
+  const at::Tensor weights = at::softmax(at::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(double(head_dim_))), -1);
+  return to_out_->forward(at::matmul(weights, v).transpose(1, 2).reshape({batch, queries, heads_ * head_dim_}));
+}
+
+TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, int64_t head_dim, int64_t context_dim) {
+  norm1_ = register_module("norm1", std::make_shared<LayerNormLayer>(dim, 1e-5));
+  attn1_ = register_module("attn1", std::make_shared<AttentionLayer>(dim, dim, heads, head_dim));
+  norm2_ = register_module("norm2", std::make_shared<LayerNormLayer>(dim, 1e-5));
+  attn2_ = register_module("attn2", std::make_shared<AttentionLayer>(dim, context_dim, heads, head_dim));
+  norm3_ = register_module("norm3", std::make_shared<LayerNormLayer>(dim, 1e-5));
+  // ff.net = [GEGLU(proj), Dropout, Linear]
+  const int64_t inner = 4 * dim;
+  auto ff = std::make_shared<Node>();
+  auto geglu = std::make_shared<Node>();
+  geglu_proj_ = geglu->register_module("proj", Linear(dim, 2 * inner));
+  ff_out_ = Linear(inner, dim);
+  torch::nn::ModuleList net;
+  net->push_back(geglu);
+  net->push_back(EmptySlot());
+  net->push_back(ff_out_);
+  ff->register_module("net", net);
+  register_module("ff", ff);
+}
+
+at::Tensor TransformerBlock::forward(const at::Tensor& input, const at::Tensor& context) const {
+  at::Tensor hidden = input + attn1_->forward(norm1_->forward(input), at::Tensor());
+  hidden = hidden + attn2_->forward(norm2_->forward(hidden), context);
+  const auto parts = geglu_proj_->forward(norm3_->forward(hidden)).chunk(2, -1);
+  return hidden + ff_out_->forward(parts[0] * at::gelu(parts[1]));
+}
+
+SpatialTransformer::SpatialTransformer(int64_t channels, int64_t heads, int64_t layers, int64_t context_dim,
+                                       int64_t groups, bool linear_projection) {
+  norm_ = register_module("norm", std::make_shared<vae::GroupNormLayer>(groups, channels, 1e-6));
+  if (linear_projection) proj_in_linear_ = register_module("proj_in", Linear(channels, channels));
+  else proj_in_conv_ = register_module("proj_in", std::make_shared<vae::Conv2dLayer>(channels, channels, 1));
+  torch::nn::ModuleList list;
+  for (int64_t i = 0; i < layers; ++i) {
+    blocks_.push_back(std::make_shared<TransformerBlock>(channels, heads, channels / heads, context_dim));
+    list->push_back(blocks_.back());
+  }
+  register_module("transformer_blocks", list);
+  if (linear_projection) proj_out_linear_ = register_module("proj_out", Linear(channels, channels));
+  else proj_out_conv_ = register_module("proj_out", std::make_shared<vae::Conv2dLayer>(channels, channels, 1));
+}
+
+at::Tensor SpatialTransformer::forward(const at::Tensor& input, const at::Tensor& context) const {
+  const int64_t batch = input.size(0), channels = input.size(1), height = input.size(2), width = input.size(3);
+  at::Tensor hidden = norm_->forward(input);
+  auto to_tokens = [&](const at::Tensor& x) { return x.permute({0, 2, 3, 1}).reshape({batch, height * width, channels}); };
+  auto to_image = [&](const at::Tensor& x) {
+    return x.reshape({batch, height, width, channels}).permute({0, 3, 1, 2}).contiguous();
+  };
+  hidden = proj_in_linear_ ? proj_in_linear_->forward(to_tokens(hidden)) : to_tokens(proj_in_conv_->forward(hidden));
+  for (const auto& block : blocks_) hidden = block->forward(hidden, context);
+  hidden = proj_out_linear_ ? to_image(proj_out_linear_->forward(hidden)) : proj_out_conv_->forward(to_image(hidden));
+  return hidden + input;
+}
+
+Downsampler::Downsampler(int64_t channels) {
+  conv_ = register_module("conv", std::make_shared<vae::Conv2dLayer>(channels, channels, 3, 2, 1));
+}
+
+at::Tensor Downsampler::forward(const at::Tensor& input) const { return conv_->forward(input); }
+
+Upsampler::Upsampler(int64_t channels) {
+  conv_ = register_module("conv", std::make_shared<vae::Conv2dLayer>(channels, channels, 3, 1, 1));
+}
+
+at::Tensor Upsampler::forward(const at::Tensor& input, at::IntArrayRef size) const {
+  return conv_->forward(at::upsample_nearest2d(input, size));
+}
+
+at::Tensor timestep_embedding(const at::Tensor& timesteps, int64_t dim, bool flip_sin_to_cos, double freq_shift) {
+  const int64_t half = dim / 2;
+  const at::Tensor exponent =
+      -std::log(10000.0) * at::arange(0, half, at::TensorOptions().dtype(at::kFloat)) / (double(half) - freq_shift);
+  const at::Tensor arguments = timesteps.to(at::kFloat).unsqueeze(1) * at::exp(exponent).unsqueeze(0);
+  at::Tensor embedding = at::cat({at::sin(arguments), at::cos(arguments)}, -1);
+  if (flip_sin_to_cos) embedding = at::cat({embedding.narrow(1, half, half), embedding.narrow(1, 0, half)}, -1);
+  if (dim % 2) embedding = at::constant_pad_nd(embedding, {0, 1});
+  return embedding;
+}
+
+}  // namespace flashps::unet

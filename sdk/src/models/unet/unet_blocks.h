@@ -1,0 +1,101 @@
+// Building blocks of diffusers' UNet2DConditionModel (resnet.py, attention.py,
+// transformer_2d.py) with parameter names equal to checkpoint keys. ResNets and samplers reuse
+// the VAE's leaf layers (Conv2dLayer, GroupNormLayer).
+#pragma once
+#include <ATen/Tensor.h>
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <vector>
+
+#include "models/common/layers.h"
+#include "models/vae/vae_blocks.h"
+
+namespace flashps::unet {
+
+// norm1 -> SiLU -> conv1 -> + time_emb_proj(SiLU(temb)) -> norm2 -> SiLU -> conv2, + shortcut.
+class TimeResnetBlock : public torch::nn::Module {
+ public:
+  TimeResnetBlock(int64_t in_channels, int64_t out_channels, int64_t time_channels, int64_t groups, double eps);
+  at::Tensor forward(const at::Tensor& input, const at::Tensor& temb) const;
+
+ private:
+  std::shared_ptr<vae::GroupNormLayer> norm1_, norm2_;
+  std::shared_ptr<vae::Conv2dLayer> conv1_, conv2_, conv_shortcut_;
+  Linear time_emb_proj_{nullptr};
+};
+
+class LayerNormLayer : public torch::nn::Module {
+ public:
+  LayerNormLayer(int64_t dim, double eps);
+  at::Tensor forward(const at::Tensor& input) const;
+
+ private:
+  at::Tensor weight_, bias_;
+  double eps_;
+};
+
+// diffusers Attention: to_q/to_k/to_v without bias, to_out.0 with bias; keys/values from
+// `context` (cross-attention) or the input itself.
+class AttentionLayer : public torch::nn::Module {
+ public:
+  AttentionLayer(int64_t query_dim, int64_t context_dim, int64_t heads, int64_t head_dim);
+  at::Tensor forward(const at::Tensor& input, const at::Tensor& context) const;  // [B, N, C]
+
+ private:
+  Linear to_q_{nullptr}, to_k_{nullptr}, to_v_{nullptr}, to_out_{nullptr};
+  int64_t heads_, head_dim_;
+};
+
+// BasicTransformerBlock: self-attention, cross-attention, GEGLU feed-forward, each pre-LN with
+// a residual.
+class TransformerBlock : public torch::nn::Module {
+ public:
+  TransformerBlock(int64_t dim, int64_t heads, int64_t head_dim, int64_t context_dim);
+  at::Tensor forward(const at::Tensor& input, const at::Tensor& context) const;
+
+ private:
+  std::shared_ptr<LayerNormLayer> norm1_, norm2_, norm3_;
+  std::shared_ptr<AttentionLayer> attn1_, attn2_;
+  Linear geglu_proj_{nullptr}, ff_out_{nullptr};  // ff.net.0.proj, ff.net.2
+};
+
+// Transformer2DModel (continuous input): GroupNorm (eps 1e-6), proj_in (1x1 conv, or linear
+// after flattening with use_linear_projection), transformer blocks, proj_out, residual.
+class SpatialTransformer : public torch::nn::Module {
+ public:
+  SpatialTransformer(int64_t channels, int64_t heads, int64_t layers, int64_t context_dim, int64_t groups,
+                     bool linear_projection);
+  at::Tensor forward(const at::Tensor& input, const at::Tensor& context) const;
+
+ private:
+  std::shared_ptr<vae::GroupNormLayer> norm_;
+  std::shared_ptr<vae::Conv2dLayer> proj_in_conv_, proj_out_conv_;
+  Linear proj_in_linear_{nullptr}, proj_out_linear_{nullptr};
+  std::vector<std::shared_ptr<TransformerBlock>> blocks_;
+};
+
+// Downsample2D (use_conv, padding 1): a stride-2 3x3 conv.
+class Downsampler : public torch::nn::Module {
+ public:
+  explicit Downsampler(int64_t channels);
+  at::Tensor forward(const at::Tensor& input) const;
+
+ private:
+  std::shared_ptr<vae::Conv2dLayer> conv_;
+};
+
+// Upsample2D: nearest-neighbour to `size` (x2 by default), then a 3x3 conv.
+class Upsampler : public torch::nn::Module {
+ public:
+  explicit Upsampler(int64_t channels);
+  at::Tensor forward(const at::Tensor& input, at::IntArrayRef size) const;
+
+ private:
+  std::shared_ptr<vae::Conv2dLayer> conv_;
+};
+
+// diffusers get_timestep_embedding (max period 10000, scale 1).
+at::Tensor timestep_embedding(const at::Tensor& timesteps, int64_t dim, bool flip_sin_to_cos, double freq_shift);
+
+}  // namespace flashps::unet

@@ -1,0 +1,72 @@
+// UNet2DConditionModel against diffusers (../shared/fixtures/unet_*_tiny).
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "dev/fixture_set.h"
+#include "models/unet/unet_model.h"
+#include "support/fixtures.h"
+
+using namespace flashps;
+
+namespace {
+
+void check_unet_fixture(const std::filesystem::path& dir) {
+  const UNet2DConditionModel model = load_unet(dir.string());
+  const dev::FixtureSet fixtures = dev::load_fixture_set(dir.string());
+  REQUIRE_FALSE(fixtures.cases.empty());
+  for (const dev::FixtureCase& fixture : fixtures.cases) {
+    INFO(dir.filename().string() << " " << fixture.name);
+    UNetInputs inputs;
+    inputs.sample = fixtures.input_tensor(fixture, "sample");
+    inputs.timestep = fixtures.input_tensor(fixture, "timestep");
+    inputs.encoder_hidden_states = fixtures.input_tensor(fixture, "encoder_hidden_states");
+    if (fixture.inputs.contains("added_cond_kwargs.text_embeds")) {
+      inputs.text_embeds = fixtures.input_tensor(fixture, "added_cond_kwargs.text_embeds");
+      inputs.time_ids = fixtures.input_tensor(fixture, "added_cond_kwargs.time_ids");
+    }
+    const at::Tensor output = model->forward(inputs);
+    const auto comparison =
+        dev::compare_output("sample", output, fixtures.tensor(fixture.outputs.at("sample")), fixture.atol, fixture.rtol);
+    INFO("max |error| " << comparison.max_abs_error << ", worst error/allowed " << comparison.worst_ratio);
+    CHECK(comparison.passed);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("SD 1.x inpainting UNet (9 channels, conv projections) matches diffusers", "[models][unet][fixtures]") {
+  FLASHPS_REQUIRE_FIXTURE(dir, "unet_sd_inpaint_tiny");
+  check_unet_fixture(dir);
+}
+
+TEST_CASE("SD 2.x inpainting UNet (linear projections, per-block heads) matches diffusers", "[models][unet][fixtures]") {
+  FLASHPS_REQUIRE_FIXTURE(dir, "unet_sd2_inpaint_tiny");
+  check_unet_fixture(dir);
+}
+
+TEST_CASE("SDXL UNet (text_time embeddings, 2 transformer layers) matches diffusers", "[models][unet][fixtures]") {
+  FLASHPS_REQUIRE_FIXTURE(dir, "unet_sdxl_tiny");
+  check_unet_fixture(dir);
+}
+
+TEST_CASE("UNet configs with unsupported channel counts or blocks are named errors", "[models][unet]") {
+  nlohmann::json config = {{"in_channels", 5},
+                           {"out_channels", 4},
+                           {"down_block_types", {"DownBlock2D"}},
+                           {"up_block_types", {"UpBlock2D"}},
+                           {"block_out_channels", {32}},
+                           {"cross_attention_dim", 32},
+                           {"attention_head_dim", 8},
+                           {"norm_num_groups", 8}};
+  CHECK_THROWS_WITH(parse_unet_config(config, "unet/config.json"),
+                    Catch::Contains("unet/config.json") && Catch::Contains("in_channels 5") && Catch::Contains("9"));
+  config["in_channels"] = 4;
+  config["down_block_types"] = {"AttnDownBlock2D"};
+  CHECK_THROWS_WITH(parse_unet_config(config, "u.json"), Catch::Contains("AttnDownBlock2D"));
+  config["down_block_types"] = {"DownBlock2D"};
+  config["attention_head_dim"] = {8, 8};
+  CHECK_THROWS_WITH(parse_unet_config(config, "u.json"), Catch::Contains("one per down block"));
+}
