@@ -32,6 +32,9 @@ struct EditRequest {
   Image image;                // the template (RGB or RGBA; alpha ignored)
   Image mask;                 // white = regenerate; resized (nearest) if its size differs
   Conditioning conditioning;  // empty: the model's stored empty-prompt embeddings
+  // Text prompts, for models with text encoders (Stable Diffusion folders); models without one
+  // take `conditioning` and say that the text is not used.
+  std::string prompt, negative_prompt;
   uint64_t seed = 0;
   int steps = 28;
   double strength = 1.0;                 // 1: start from pure noise in the masked region

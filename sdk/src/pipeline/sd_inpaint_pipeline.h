@@ -1,0 +1,60 @@
+// Inpainting with a Stable Diffusion folder (diffusers layout: model_index.json, unet/, vae/,
+// text_encoder/ (+ text_encoder_2/ for SDXL), tokenizer/ (+ tokenizer_2/), scheduler/), the way
+// diffusers' StableDiffusion(XL)InpaintPipeline does it:
+//   9-channel UNets  the mask (binarised at 0.5, nearest to latent size) and the latents of the
+//                    masked image are concatenated to the latents in that order, every step;
+//   4-channel UNets  after every step the unmasked latents are replaced by the template's,
+//                    re-noised to the next timestep (latent blending);
+//   strength s       starts at step n - floor(n*s), from the re-noised template when s < 1;
+//   guidance g > 1   classifier-free guidance with the negative prompt ("" by default; SDXL
+//                    uses zeros for an empty negative prompt, force_zeros_for_empty_prompt).
+// Differences, on purpose: the masked image is encoded with the posterior mean, not a sample
+// (deterministic for a seed, independent of the noise generator), and unmasked pixels are pasted
+// back from the original. Images are processed at sides rounded down to what the UNet divides.
+// Stepwise (pipeline/edit_job.h): the serving engine batches SD jobs of equal size into one
+// UNet call. Mask-aware (cached) editing is not implemented for UNets yet: edits compute in full.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "models/unet/unet_model.h"
+#include "models/vae/image_autoencoder.h"
+#include "pipeline/edit_job.h"
+#include "pipeline/sd_text_encoding.h"
+#include "schedulers/scheduler.h"
+
+namespace flashps {
+
+struct SDPipelineComponents {
+  UNet2DConditionModel unet{nullptr};
+  std::shared_ptr<ImageAutoencoder> vae;
+  SDTextEncoders text;
+  std::unique_ptr<Scheduler> scheduler;
+  std::string model_dir;
+  bool force_zeros_for_empty_prompt = false;
+  double default_guidance = 7.5;
+};
+
+class SDInpaintPipeline final : public StepwisePipeline {
+ public:
+  // Loads a diffusers folder; Error names the folder and the missing or unsupported component.
+  static std::unique_ptr<SDInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype);
+  explicit SDInpaintPipeline(SDPipelineComponents components);
+
+  EditResult edit(const EditRequest& request) { return run_alone(request); }
+  std::unique_ptr<EditJob> start_edit(const EditRequest& request) override;
+  void step(const std::vector<EditJob*>& jobs) override;
+  EditResult finish_edit(EditJob& job) override;
+  engine::RequestWork estimate_work(const EditRequest& request) const override;
+  std::function<Image()> preview(const EditJob& job) const override;
+
+  const SDPipelineComponents& components() const { return components_; }
+  bool is_inpainting_unet() const { return components_.unet->config().in_channels == 9; }
+  // Pixels per side that processing sizes are multiples of (VAE factor x UNet downsampling).
+  int64_t size_multiple() const;
+
+ private:
+  SDPipelineComponents components_;
+};
+
+}  // namespace flashps
