@@ -10,6 +10,7 @@
 #include "core/image.h"
 #include "model_choice.h"
 #include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/sd_inpaint_pipeline.h"
 #include "terminal_progress.h"
 
 namespace flashps::cli {
@@ -17,6 +18,7 @@ namespace {
 
 struct EditOptions {
   std::string image, mask, output, model, prompt_embeds, cache_mode = "auto", dtype = "fp32";
+  std::string prompt, negative_prompt;
   std::string cache_dir;
   uint64_t seed = 0;
   int steps = 28, grow = 0, feather = 0, dilate = 0;
@@ -34,6 +36,8 @@ void add_shared_options(CLI::App* command, EditOptions& options, bool mask_requi
   command->add_option("--steps", options.steps, "Denoising steps")->capture_default_str();
   command->add_option("--strength", options.strength, "Denoising strength in (0, 1]")->capture_default_str();
   command->add_option("--guidance", options.guidance, "Guidance scale (guidance-distilled models)");
+  command->add_option("--prompt,-p", options.prompt, "Text prompt (models with text encoders: Stable Diffusion folders)");
+  command->add_option("--negative-prompt", options.negative_prompt, "Negative prompt (classifier-free guidance)");
   command->add_option("--prompt-embeds", options.prompt_embeds,
                       "safetensors with prompt_embeds and pooled_prompt_embeds (default: the model's "
                       "stored empty prompt)");
@@ -50,6 +54,8 @@ EditRequest make_request(const EditOptions& options) {
   request.image = read_image(options.image);
   if (!options.mask.empty()) request.mask = read_image(options.mask);
   if (!options.prompt_embeds.empty()) request.conditioning = load_conditioning(options.prompt_embeds);
+  request.prompt = options.prompt;
+  request.negative_prompt = options.negative_prompt;
   request.seed = options.seed;
   request.steps = options.steps;
   request.strength = options.strength;
@@ -115,8 +121,17 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
   edit->callback([&action] {
     action = [] {
       EditRequest request = make_request(options);
-      auto pipeline = load_pipeline(options);
-      EditResult result = pipeline->edit(request);
+      const ModelChoice model = choose_model(options.model);
+      EditResult result;
+      if (is_stable_diffusion_folder(model.dir)) {
+        if (options.cache_mode == "kv" || options.cache_mode == "hidden")
+          throw Error(model.dir + ": mask-aware (cached) editing is not implemented for UNet models yet; use --cache auto or full");
+        auto pipeline = SDInpaintPipeline::load(model.dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat);
+        result = pipeline->edit(request);
+      } else {
+        auto pipeline = load_pipeline(options);
+        result = pipeline->edit(request);
+      }
       finish_progress_line(options.quiet);
       write_image(options.output, result.image);
       print_notes(result.stats);
@@ -148,6 +163,8 @@ void add_template_commands(CLI::App& app, CommandAction& action) {
   reg->add_flag("!--no-hidden", options.capture_hidden, "Do not capture block outputs (hidden cache kind)");
   reg->callback([&action] {
     action = [] {
+      if (is_stable_diffusion_folder(choose_model(options.model).dir))
+        throw Error("template capture is not implemented for UNet (Stable Diffusion) models yet");
       EditRequest request = make_request(options);
       auto pipeline = load_pipeline(options);
       TemplateInfo info = pipeline->register_template(request, options.capture_kv, options.capture_hidden);

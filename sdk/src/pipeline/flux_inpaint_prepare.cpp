@@ -102,6 +102,9 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   prepared.token_mask =
       engine::token_mask_from_pixels(prepared.pixel_mask, token_pixels, request.token_dilation);
 
+  if (!request.prompt.empty() || !request.negative_prompt.empty())
+    stats.notes.push_back("this model has no text encoder: the text prompt is not used (Flux models take prompt "
+                          "embeddings)");
   const bool use_request_prompt = request.conditioning.defined() && !components_.unconditional;
   if (request.conditioning.defined() && components_.unconditional)
     stats.notes.push_back("this model is unconditional: the prompt embeddings (" + request.conditioning.source +

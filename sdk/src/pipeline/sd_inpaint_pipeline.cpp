@@ -51,6 +51,13 @@ struct SDEditJob final : EditJob {
 
 }  // namespace
 
+bool is_stable_diffusion_folder(const std::string& dir) {
+  const std::filesystem::path index = std::filesystem::path(dir) / "model_index.json";
+  if (!std::filesystem::exists(index)) return false;
+  const nlohmann::json json = read_json_file(index.string());
+  return json.value("_class_name", std::string()).rfind("StableDiffusion", 0) == 0;
+}
+
 SDInpaintPipeline::SDInpaintPipeline(SDPipelineComponents components) : components_(std::move(components)) {
   const UNetConfig& config = components_.unet->config();
   const int64_t latent_channels = components_.vae->latent_channels();

@@ -25,6 +25,9 @@
 
 namespace flashps {
 
+// True for diffusers folders whose model_index.json names a StableDiffusion* pipeline.
+bool is_stable_diffusion_folder(const std::string& dir);
+
 struct SDPipelineComponents {
   UNet2DConditionModel unet{nullptr};
   std::shared_ptr<ImageAutoencoder> vae;

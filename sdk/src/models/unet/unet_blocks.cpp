@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "core/attention.h"
+
 namespace flashps::unet {
 namespace {
 
@@ -56,14 +58,12 @@ AttentionLayer::AttentionLayer(int64_t query_dim, int64_t context_dim, int64_t h
 
 at::Tensor AttentionLayer::forward(const at::Tensor& input, const at::Tensor& context) const {
   const at::Tensor& source = context.defined() ? context : input;
-  const int64_t batch = input.size(0), queries = input.size(1), keys = source.size(1);
-  auto split = [&](const at::Tensor& x, int64_t length) {
-    return x.reshape({batch, length, heads_, head_dim_}).transpose(1, 2);
-  };
-  const at::Tensor q = split(to_q_->forward(input), queries);
-  const at::Tensor k = split(to_k_->forward(source), keys), v = split(to_v_->forward(source), keys);
-  const at::Tensor weights = at::softmax(at::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(double(head_dim_))), -1);
-  return to_out_->forward(at::matmul(weights, v).transpose(1, 2).reshape({batch, queries, heads_ * head_dim_}));
+  const at::Tensor q = to_q_->forward(input), k = to_k_->forward(source), v = to_v_->forward(source);
+  // Token-major attention per image: one head's score matrix at a time, never all heads'
+  // (at 768 px an SD 1.5 UNet attends over 9216 tokens).
+  std::vector<at::Tensor> rows;
+  for (int64_t b = 0; b < input.size(0); ++b) rows.push_back(token_major_attention(q[b], k[b], v[b], heads_));
+  return to_out_->forward(at::stack(rows));
 }
 
 TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, int64_t head_dim, int64_t context_dim) {
