@@ -258,3 +258,22 @@ TEST_CASE("progress events carry previews when asked, decoded off the step loop"
     CHECK(statuses.back() == RequestStatus::done);
   }
 }
+
+TEST_CASE("destroying an engine resolves every request it holds", "[serve][engine]") {
+  TempDir dir;
+  auto pipeline = tiny_pipeline(dir);
+  for (const char* batching : {"cb", "naive-cb", "static"}) {
+    std::vector<EditHandle> handles;
+    {
+      Engine engine({flux_engine_device(pipeline)}, options_for(batching, 3));
+      for (int i = 0; i < 12; ++i)
+        handles.push_back(engine.submit(request_for(gradient_image(32, 32), box_mask(32, 32, i, 4, 10), i, 3)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 * (1 + handles.size() % 3)));
+    }
+    INFO(batching);
+    for (EditHandle& handle : handles) {
+      REQUIRE(handle.wait_for(0));
+      CHECK((handle.status() == RequestStatus::done || handle.status() == RequestStatus::cancelled));
+    }
+  }
+}

@@ -88,6 +88,12 @@ class EngineCore {
     }
     for (auto& worker : workers_)
       if (worker->thread.joinable()) worker->thread.join();
+    // Only now may the pool stop: a worker's last step can still hand it requests to finish.
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pool_stopping_ = true;
+      pool_wake_.notify_all();
+    }
     for (std::thread& thread : pool_) thread.join();
     {
       std::lock_guard<std::mutex> lock(events_mutex_);
@@ -474,9 +480,9 @@ class EngineCore {
   void pool_loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
-      pool_wake_.wait(lock, [&] { return stopping_ || !pool_queue_.empty(); });
+      pool_wake_.wait(lock, [&] { return pool_stopping_ || !pool_queue_.empty(); });
       if (pool_queue_.empty()) {
-        if (stopping_) break;
+        if (pool_stopping_) break;
         continue;
       }
       PoolTask task = std::move(pool_queue_.front());
@@ -524,7 +530,7 @@ class EngineCore {
   std::thread dispatcher_;
   size_t waiting_ = 0;
   RequestId next_id_ = 1;
-  bool stopping_ = false;
+  bool stopping_ = false, pool_stopping_ = false;
   bool paused_ = false;
   EngineCounters counters_;
 };
