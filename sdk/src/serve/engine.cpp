@@ -347,13 +347,7 @@ class EngineCore {
         continue;
       }
       if (action.kind == WorkerAction::prepare) {
-        std::shared_ptr<RequestState> state = live_.at(action.requests[0]);
-        state->phase = Phase::preparing;
-        state->status = RequestStatus::preparing;
-        lock.unlock();
-        std::exception_ptr error = prepare(state);
-        lock.lock();
-        finish_preparing(state, error);
+        prepare_unlocked(live_.at(action.requests[0]), lock);
       } else if (action.kind == WorkerAction::finish) {
         std::shared_ptr<RequestState> state = live_.at(action.requests[0]);
         state->phase = Phase::finishing;
@@ -432,6 +426,17 @@ class EngineCore {
     }
   }
 
+  // Pre-processing by whichever thread holds `lock` (a worker inline, or the pool): marks the
+  // request preparing, prepares it without the lock, then admits or resolves it.
+  void prepare_unlocked(const std::shared_ptr<RequestState>& state, std::unique_lock<std::mutex>& lock) {
+    state->phase = Phase::preparing;
+    state->status = RequestStatus::preparing;
+    lock.unlock();
+    std::exception_ptr error = prepare(state);
+    lock.lock();
+    finish_preparing(state, error);
+  }
+
   std::exception_ptr prepare(const std::shared_ptr<RequestState>& state) {
     deliver(state, event_of(*state, RequestStatus::preparing));
     try {
@@ -498,12 +503,7 @@ class EngineCore {
         }
         lock.lock();
       } else if (!task.finish) {
-        state->phase = Phase::preparing;
-        state->status = RequestStatus::preparing;
-        lock.unlock();
-        std::exception_ptr error = prepare(state);
-        lock.lock();
-        finish_preparing(state, error);
+        prepare_unlocked(state, lock);
       } else {
         lock.unlock();
         std::exception_ptr error;
