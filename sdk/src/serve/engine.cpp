@@ -290,7 +290,8 @@ class EngineCore {
     }
     state->job.reset();  // stops cache loaders; only the owning thread calls resolve for a job in use
     deliver(state, event_of(*state, status, message));
-    live_.erase(state->id);
+    const RequestId id = state->id;  // `state` may be the entry erased here
+    live_.erase(id);
     if (live_.empty()) idle_.notify_all();
   }
 
@@ -347,7 +348,9 @@ class EngineCore {
         continue;
       }
       if (action.kind == WorkerAction::prepare) {
-        prepare_unlocked(live_.at(action.requests[0]), lock);
+        // A copy, not a reference into live_: resolving the request erases its entry.
+        const std::shared_ptr<RequestState> state = live_.at(action.requests[0]);
+        prepare_unlocked(state, lock);
       } else if (action.kind == WorkerAction::finish) {
         std::shared_ptr<RequestState> state = live_.at(action.requests[0]);
         state->phase = Phase::finishing;
