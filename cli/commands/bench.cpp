@@ -7,6 +7,7 @@
 
 #include "bench/edit_benchmark.h"
 #include "bench/quality_benchmark.h"
+#include "bench/sd_edit_benchmark.h"
 #include "bench/serve_benchmark.h"
 #include "bench/store_benchmark.h"
 #include "cache/activation_store.h"
@@ -151,7 +152,19 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   static std::string json_path;
   static bool quiet = false;
   options.model = bench::reference_bench_config();
-  CLI::App* edit = bench->add_subcommand("edit", "Full vs mask-aware (kv, hidden) editing on a random-weight Flux transformer");
+  static std::string family = "flux";
+  static bench::SDEditBenchmarkOptions sd_options;
+  CLI::App* edit = bench->add_subcommand(
+      "edit", "Full vs mask-aware editing on a random-weight model: a Flux transformer (kv, hidden) or an SD UNet (hidden)");
+  edit->add_option("--family", family, "flux, or sd (a UNet at a real Stable Diffusion size)")
+      ->check(CLI::IsMember({"flux", "sd"}))
+      ->capture_default_str();
+  edit->add_option("--unet-config", sd_options.config, "sd: sd2-inpaint (865M) or sd15-inpaint (860M)")
+      ->check(CLI::IsMember({"sd2-inpaint", "sd15-inpaint"}))
+      ->capture_default_str();
+  edit->add_option("--size", sd_options.size, "sd: image pixels per side (multiple of 64)")->capture_default_str();
+  edit->add_flag("!--no-vae", sd_options.time_vae, "sd: do not time the VAE");
+  edit->add_flag("!--no-planner", sd_options.use_planner, "sd: take every block from the cache");
   edit->add_option("--steps", options.steps, "Denoising steps")->capture_default_str();
   edit->add_option("--grid", options.grid, "Image token grid side (tokens = grid^2)")->capture_default_str();
   edit->add_option("--text-tokens", options.text_tokens, "Text tokens")->capture_default_str();
@@ -162,9 +175,22 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   edit->add_option("--single-blocks", options.model.num_single_layers, "Single-stream blocks")->capture_default_str();
   edit->add_option("--json", json_path, "Write the results as JSON to this file");
   edit->add_flag("--quiet,-q", quiet, "No progress bar");
-  edit->callback([&action] {
-    action = [] {
+  edit->callback([&action, edit] {
+    action = [edit] {
       options.progress = terminal_progress(quiet);
+      if (family == "sd") {
+        // Shared options override the SD defaults only when given (Flux's defaults differ).
+        if (edit->count("--steps")) sd_options.steps = options.steps;
+        if (edit->count("--ratios")) sd_options.mask_ratios = options.mask_ratios;
+        if (edit->count("--dtypes")) sd_options.dtypes = options.dtypes;
+        sd_options.progress = options.progress;
+        bench::SDEditBenchmarkReport report = bench::run_sd_edit_benchmark(sd_options);
+        finish_progress_line(quiet);
+        std::cout << report.table();
+        std::cout << report.extra.dump(2) << "\n";
+        if (!json_path.empty()) write_json_file(json_path, report.to_json());
+        return 0;
+      }
       bench::EditBenchmarkReport report = bench::run_edit_benchmark(options);
       finish_progress_line(quiet);
       std::cout << report.table();

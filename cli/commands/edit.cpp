@@ -68,12 +68,20 @@ EditRequest make_request(const EditOptions& options) {
   return request;
 }
 
-std::unique_ptr<FluxInpaintPipeline> load_pipeline(const EditOptions& options) {
-  ModelChoice model = choose_model(options.model);
+std::shared_ptr<engine::CaptureStore> open_store(const EditOptions& options) {
   cache::ActivationStoreOptions store_options;
   store_options.directory = options.cache_dir.empty() ? cache::default_store_directory() : options.cache_dir;
-  auto store = cache::ActivationStore::open(store_options);
-  auto pipeline = FluxInpaintPipeline::load(model.dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat, store);
+  return cache::ActivationStore::open(store_options);
+}
+
+std::unique_ptr<SDInpaintPipeline> load_sd_pipeline(const EditOptions& options, const std::string& dir) {
+  return SDInpaintPipeline::load(dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat, open_store(options));
+}
+
+std::unique_ptr<FluxInpaintPipeline> load_pipeline(const EditOptions& options) {
+  ModelChoice model = choose_model(options.model);
+  auto pipeline =
+      FluxInpaintPipeline::load(model.dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat, open_store(options));
   if (pipeline->is_unconditional()) {
     if (!options.prompt_embeds.empty())
       std::cerr << "flashps: this model is unconditional (trained without prompts): --prompt-embeds is ignored\n";
@@ -124,10 +132,9 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
       const ModelChoice model = choose_model(options.model);
       EditResult result;
       if (is_stable_diffusion_folder(model.dir)) {
-        if (options.cache_mode == "kv" || options.cache_mode == "hidden")
-          throw Error(model.dir + ": mask-aware (cached) editing is not implemented for UNet models yet; use --cache auto or full");
-        auto pipeline = SDInpaintPipeline::load(model.dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat);
-        result = pipeline->edit(request);
+        if (options.cache_mode == "kv")
+          throw Error(model.dir + ": --cache kv does not apply to UNet models (their ResNets are dense); use hidden or auto");
+        result = load_sd_pipeline(options, model.dir)->edit(request);
       } else {
         auto pipeline = load_pipeline(options);
         result = pipeline->edit(request);
@@ -163,11 +170,16 @@ void add_template_commands(CLI::App& app, CommandAction& action) {
   reg->add_flag("!--no-hidden", options.capture_hidden, "Do not capture block outputs (hidden cache kind)");
   reg->callback([&action] {
     action = [] {
-      if (is_stable_diffusion_folder(choose_model(options.model).dir))
-        throw Error("template capture is not implemented for UNet (Stable Diffusion) models yet");
       EditRequest request = make_request(options);
-      auto pipeline = load_pipeline(options);
-      TemplateInfo info = pipeline->register_template(request, options.capture_kv, options.capture_hidden);
+      const ModelChoice model = choose_model(options.model);
+      TemplateInfo info;
+      if (is_stable_diffusion_folder(model.dir)) {
+        if (!options.capture_hidden)
+          throw Error(model.dir + ": UNet templates capture block outputs only; --no-hidden leaves nothing to capture");
+        info = load_sd_pipeline(options, model.dir)->register_template(request);
+      } else {
+        info = load_pipeline(options)->register_template(request, options.capture_kv, options.capture_hidden);
+      }
       finish_progress_line(options.quiet);
       print_notes(info.stats);
       if (options.json) {

@@ -35,3 +35,27 @@ TEST_CASE("token mask rejects sizes that are not whole tokens", "[token_mask]") 
   CHECK(token_mask_from_pixels(at::zeros({32, 32}), 16).empty());
   CHECK(token_mask_from_pixels(at::ones({32, 32}), 16).full());
 }
+
+TEST_CASE("halving a token mask max-pools 2x2 tokens, odd sides rounding up", "[token_mask]") {
+  at::Tensor grid = at::zeros({5, 5}, at::kBool);
+  grid[4][4] = true;
+  grid[0][1] = true;
+  const TokenMask half = halve_token_mask(token_mask_from_grid(grid));
+  CHECK(half.grid_height == 3);
+  CHECK(half.grid_width == 3);
+  // (0,1) -> (0,0); (4,4) -> (2,2)
+  CHECK(half.masked_rows.equal(at::tensor(std::vector<int64_t>{0, 8})));
+  const TokenMask quarter = halve_token_mask(half);
+  CHECK(quarter.grid_height == 2);
+  CHECK(quarter.masked_rows.equal(at::tensor(std::vector<int64_t>{0, 3})));
+}
+
+TEST_CASE("repeating a token mask for guidance copies offsets each copy's rows", "[token_mask]") {
+  at::Tensor grid = at::zeros({2, 3}, at::kBool);
+  grid[1][2] = true;
+  const TokenMask repeated = repeat_token_mask(token_mask_from_grid(grid), 2);
+  CHECK(repeated.token_count() == 12);
+  CHECK(repeated.masked_rows.equal(at::tensor(std::vector<int64_t>{5, 11})));
+  CHECK(repeated.unmasked_rows.numel() == 10);
+  CHECK_THROWS_AS(repeat_token_mask(token_mask_from_grid(grid), 0), Error);
+}

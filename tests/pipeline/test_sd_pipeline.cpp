@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json_file.h"
 #include "core/tensor_io.h"
+#include "models/unet/unet_block_work.h"
 #include "pipeline/sd_inpaint_pipeline.h"
 #include "support/fixtures.h"
 #include "support/tiny_pipeline.h"
@@ -143,4 +144,57 @@ TEST_CASE("SD folders missing a component are named in errors", "[pipeline][sd][
   fs::remove_all(fs::path(folder) / "tokenizer");
   CHECK_THROWS_WITH(SDInpaintPipeline::load(folder, at::kFloat), Catch::Contains("no 'tokenizer' component"));
   CHECK_THROWS_WITH(SDInpaintPipeline::load(dir.file("nothing"), at::kFloat), Catch::Contains("no model_index.json"));
+}
+
+TEST_CASE("SD templates: registered once, edits replay the unmasked rows of every transformer block",
+          "[pipeline][sd][fixtures][mask_aware]") {
+  const auto fixtures = test::fixtures_root();
+  if (!fixtures) {
+    WARN("SKIPPED: ../shared/fixtures not found (set FLASHPS_FIXTURES_DIR)");
+    return;
+  }
+  test::TempDir dir;
+  for (int channels : {9, 4}) {
+    INFO(channels << "-channel UNet");
+    auto pipeline = SDInpaintPipeline::load(tiny_sd_folder(*fixtures, dir, channels), at::kFloat);
+    EditRequest request = test::request_for(test::gradient_image(40, 36), test::box_mask(40, 36, 8, 8, 16), 3, 4);
+    request.prompt = "a red apple";
+    request.mode = ComputeMode::full;
+    const EditResult full = pipeline->edit(request);
+
+    request.mode = ComputeMode::hidden;
+    const EditResult unregistered = pipeline->edit(request);
+    CHECK_FALSE(unregistered.stats.cache_hit);
+    CHECK(test::max_pixel_difference(unregistered.image, full.image) == 0);
+
+    const TemplateInfo info = pipeline->register_template(request);
+    CHECK(info.bytes > 0);
+    // Self-replay: the same request from the capture gives the full computation's image.
+    request.use_planner = false;
+    const EditResult replayed = pipeline->edit(request);
+    CHECK(replayed.stats.cache_hit);
+    CHECK(replayed.stats.mode_used == ComputeMode::hidden);
+    const int blocks = static_cast<int>(unet_transformer_blocks(pipeline->components().unet->config()).size());
+    CHECK(replayed.stats.blocks_from_cache == blocks * replayed.stats.steps_run);
+    CHECK(replayed.stats.compute_saving > 1.0);
+    CHECK(test::max_pixel_difference(replayed.image, full.image) <= 1);
+
+    // Another mask on the same template: cached rows from the template, masked rows computed.
+    EditRequest smaller = request;
+    smaller.mask = test::box_mask(40, 36, 16, 16, 8);
+    const EditResult edited = pipeline->edit(smaller);
+    CHECK(edited.stats.cache_hit);
+    CHECK(edited.stats.compute_saving > replayed.stats.compute_saving);
+    smaller.use_planner = true;  // the planner may compute some blocks in full instead
+    const EditResult planned = pipeline->edit(smaller);
+    CHECK(planned.stats.blocks_from_cache + planned.stats.blocks_computed == blocks * planned.stats.steps_run);
+
+    // Settings that change the activations do not hit the capture.
+    EditRequest other_steps = request;
+    other_steps.steps = 6;
+    CHECK_FALSE(pipeline->edit(other_steps).stats.cache_hit);
+    EditRequest kv = request;
+    kv.mode = ComputeMode::kv;
+    CHECK_THROWS_WITH(pipeline->edit(kv), Catch::Contains("'kv' does not apply to UNet"));
+  }
 }

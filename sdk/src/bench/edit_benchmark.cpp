@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "bench/bench_support.h"
 #include "core/image_metrics.h"
 #include "core/runtime.h"
 #include "engine/capture_router.h"
@@ -28,19 +29,6 @@ struct Workload {
   std::vector<double> sigmas;  // steps + 1
 };
 
-// A compact blob of round(ratio * tokens) tokens: those nearest a fixed off-centre point.
-engine::TokenMask blob_mask(int64_t grid, double ratio) {
-  const int64_t tokens = grid * grid;
-  const int64_t count = std::clamp<int64_t>(std::llround(ratio * double(tokens)), 1, tokens);
-  at::Tensor rows = at::arange(grid, at::kFloat).repeat_interleave(grid);
-  at::Tensor cols = at::arange(grid, at::kFloat).repeat({grid});
-  at::Tensor distance = (rows - 0.4 * grid).pow(2) + (cols - 0.55 * grid).pow(2);
-  at::Tensor order = std::get<1>(distance.sort());
-  at::Tensor masked = at::zeros({tokens}, at::kBool);
-  masked.index_fill_(0, order.slice(0, 0, count), true);
-  return engine::token_mask_from_grid(masked.view({grid, grid}));
-}
-
 using Route = std::function<void(FluxRequest&, int)>;
 
 at::Tensor denoise(const FluxTransformer& model, const Workload& work, const Route& route) {
@@ -60,17 +48,6 @@ at::Tensor denoise(const FluxTransformer& model, const Workload& work, const Rou
     latents = latents + (work.sigmas[step + 1] - work.sigmas[step]) * velocity;  // Euler step
   }
   return latents;
-}
-
-template <typename Run>
-double fastest_of(int repeats, Run run) {
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < std::max(1, repeats); ++i) {
-    const auto start = Clock::now();
-    run();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  return best;
 }
 
 at::ScalarType dtype_of(const std::string& name) { return name == "bf16" ? at::kBFloat16 : at::kFloat; }

@@ -57,11 +57,16 @@ void wait_for_copy(const LoadedEntry& entry) {
 
 BlockLoader::BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order,
                          at::Tensor rows, at::Device device, int depth)
+    : BlockLoader(std::move(capture), order, std::vector<at::Tensor>(order.size(), rows), device, depth) {}
+
+BlockLoader::BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order,
+                         std::vector<at::Tensor> rows_per_entry, at::Device device, int depth)
     : capture_(std::move(capture)),
       order_(std::move(order)),
-      rows_(std::move(rows)),
+      rows_(std::move(rows_per_entry)),
       device_(device),
       depth_(depth < 1 ? 1 : static_cast<size_t>(depth)) {
+  if (rows_.size() != order_.size()) throw Error("cache loader: one row set per planned entry expected");
   if (!order_.empty()) thread_ = std::thread([this] { run(); });
 }
 
@@ -85,7 +90,7 @@ void BlockLoader::run() {
     LoadedEntry entry;
     entry.key = order_[i];
     try {
-      at::Tensor rows = capture_->read_rows(entry.key, rows_);
+      at::Tensor rows = capture_->read_rows(entry.key, rows_[i]);
       entry.rows = to_device(rows, device_, entry.ready);
       entry.bytes = rows.numel() * rows.element_size();
     } catch (const std::exception& error) {

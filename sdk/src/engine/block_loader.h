@@ -31,6 +31,10 @@ class BlockLoader {
   // Loads `order` one by one (rows `rows` of each entry) onto `device`, at most `depth` ahead.
   BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order, at::Tensor rows,
               at::Device device, int depth);
+  // The same with each entry's own rows (`rows_per_entry[i]` of `order[i]`): models whose blocks
+  // run at different token resolutions (UNets).
+  BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order,
+              std::vector<at::Tensor> rows_per_entry, at::Device device, int depth);
   ~BlockLoader();  // stops the thread
   BlockLoader(const BlockLoader&) = delete;
   BlockLoader& operator=(const BlockLoader&) = delete;
@@ -44,7 +48,7 @@ class BlockLoader {
 
   std::shared_ptr<const Capture> capture_;
   std::vector<EntryKey> order_;
-  at::Tensor rows_;
+  std::vector<at::Tensor> rows_;  // per entry
   at::Device device_;
   size_t depth_;
   std::mutex mutex_;

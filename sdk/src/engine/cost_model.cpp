@@ -1,5 +1,7 @@
 #include "engine/cost_model.h"
 
+#include "core/error.h"
+
 namespace flashps::engine {
 
 double block_flops(const BlockWork& work, int64_t queries, int64_t keys, int64_t attended) {
@@ -8,29 +10,60 @@ double block_flops(const BlockWork& work, int64_t queries, int64_t keys, int64_t
 }
 
 double forward_flops(const std::vector<BlockWork>& blocks, const TokenCounts& tokens) {
-  const int64_t all = tokens.text + tokens.image;
-  double total = 0;
-  for (const BlockWork& work : blocks) total += block_flops(work, all, all, all);
-  return total;
+  return forward_flops(blocks, std::vector<TokenCounts>(blocks.size(), tokens));
 }
 
 double forward_flops(const std::vector<BlockWork>& blocks, const TokenCounts& tokens, CacheKind kind) {
-  const int64_t computed = tokens.text + tokens.masked, all = tokens.text + tokens.image;
-  double total = 0;
-  for (const BlockWork& work : blocks) {
-    // kv: only computed rows get keys; hidden: every row's keys are recomputed.
-    total += block_flops(work, computed, kind == CacheKind::kv ? computed : all, all);
-  }
-  return total;
+  return forward_flops(blocks, std::vector<TokenCounts>(blocks.size(), tokens), kind);
 }
 
 std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& blocks,
                                              const TokenCounts& tokens, CacheKind kind,
                                              const DeviceSpeed& speed) {
-  const int64_t computed = tokens.text + tokens.masked, all = tokens.text + tokens.image;
-  const int64_t cached_rows = tokens.image - tokens.masked;
+  return estimate_block_times(blocks, std::vector<TokenCounts>(blocks.size(), tokens), kind, speed);
+}
+
+namespace {
+
+void check_sizes(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens) {
+  if (blocks.size() != block_tokens.size()) throw Error("cost model: one token count per block expected");
+}
+
+}  // namespace
+
+double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens) {
+  check_sizes(blocks, block_tokens);
+  double total = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const int64_t all = block_tokens[i].text + block_tokens[i].image;
+    total += block_flops(blocks[i], all, all, all);
+  }
+  return total;
+}
+
+double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens,
+                     CacheKind kind) {
+  check_sizes(blocks, block_tokens);
+  double total = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const TokenCounts& tokens = block_tokens[i];
+    const int64_t computed = tokens.text + tokens.masked, all = tokens.text + tokens.image;
+    // kv: only computed rows get keys; hidden: every row's keys are recomputed.
+    total += block_flops(blocks[i], computed, kind == CacheKind::kv ? computed : all, all);
+  }
+  return total;
+}
+
+std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& blocks,
+                                             const std::vector<TokenCounts>& block_tokens, CacheKind kind,
+                                             const DeviceSpeed& speed) {
+  check_sizes(blocks, block_tokens);
   std::vector<BlockTimes> times;
-  for (const BlockWork& work : blocks) {
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const BlockWork& work = blocks[i];
+    const TokenCounts& tokens = block_tokens[i];
+    const int64_t computed = tokens.text + tokens.masked, all = tokens.text + tokens.image;
+    const int64_t cached_rows = tokens.image - tokens.masked;
     BlockTimes block;
     block.compute_without_cache =
         speed.fixed_seconds_per_block + block_flops(work, all, all, all) / speed.flops_per_second;

@@ -41,4 +41,13 @@ std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& block
                                              const TokenCounts& tokens, CacheKind kind,
                                              const DeviceSpeed& speed);
 
+// The same for blocks that each see their own token counts (a UNet's resolutions):
+// block_tokens[i] belongs to blocks[i].
+double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens);
+double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens,
+                     CacheKind kind);
+std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& blocks,
+                                             const std::vector<TokenCounts>& block_tokens, CacheKind kind,
+                                             const DeviceSpeed& speed);
+
 }  // namespace flashps::engine

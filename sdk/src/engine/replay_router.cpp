@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "core/error.h"
+
 namespace flashps::engine {
 
 ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheKind kind,
@@ -11,21 +13,48 @@ ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mas
   if (kind_ == CacheKind::kv) use_cache_.assign(use_cache_.size(), true);  // kv cannot skip blocks
   masked_rows_device_ = mask_.masked_rows.to(device_);
   unmasked_rows_device_ = mask_.unmasked_rows.to(device_);
+  start_loading(std::move(capture), steps, std::vector<TokenMask>(use_cache_.size(), mask_), prefetch_depth);
+}
+
+ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, std::vector<TokenMask> block_masks,
+                           std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
+                           int prefetch_depth)
+    : kind_(CacheKind::hidden), use_cache_(std::move(use_cache)), device_(device) {
+  if (block_masks.size() != use_cache_.size())
+    throw Error("replay: one token mask per block expected");
+  start_loading(std::move(capture), steps, block_masks, prefetch_depth);
+}
+
+void ReplayRouter::start_loading(std::shared_ptr<const Capture> capture, const std::vector<int>& steps,
+                                 const std::vector<TokenMask>& block_masks, int prefetch_depth) {
+  for (const TokenMask& mask : block_masks) {
+    // Blocks sharing a mask share its device copies.
+    const bool same = !block_masked_rows_.empty() && mask.masked_rows.is_same(block_masks[block_masked_rows_.size() - 1].masked_rows);
+    block_masked_rows_.push_back(same ? block_masked_rows_.back() : mask.masked_rows.to(device_));
+    block_unmasked_rows_.push_back(same ? block_unmasked_rows_.back() : mask.unmasked_rows.to(device_));
+  }
   std::vector<EntryKey> order;
+  std::vector<at::Tensor> rows;
   for (int step : steps) {
     for (int block = 0; block < static_cast<int>(use_cache_.size()); ++block) {
       if (!use_cache_[block]) continue;
+      const at::Tensor& unmasked = block_masks[block].unmasked_rows;
       if (kind_ == CacheKind::kv) {
         order.push_back({step, block, Slot::keys});
         order.push_back({step, block, Slot::values});
+        rows.insert(rows.end(), 2, unmasked);
       } else {
         order.push_back({step, block, Slot::hidden});
+        rows.push_back(unmasked);
       }
     }
-    if (kind_ == CacheKind::kv) order.push_back({step, kOutputBlock, Slot::output});
+    if (kind_ == CacheKind::kv) {
+      order.push_back({step, kOutputBlock, Slot::output});
+      rows.push_back(mask_.unmasked_rows);
+    }
   }
-  loader_ = std::make_unique<BlockLoader>(std::move(capture), std::move(order), mask_.unmasked_rows,
-                                          device_, prefetch_depth);
+  loader_ = std::make_unique<BlockLoader>(std::move(capture), std::move(order), std::move(rows), device_,
+                                          prefetch_depth);
 }
 
 at::Tensor ReplayRouter::carried_rows() const {
@@ -70,8 +99,8 @@ BlockTokens ReplayRouter::before_block(int block) {
       ++stats_.blocks_computed;
       return tokens;
     }
-    tokens.query_rows = masked_rows_device_;
-    tokens.replaced_rows = unmasked_rows_device_;
+    tokens.query_rows = block_masked_rows_[block];
+    tokens.replaced_rows = block_unmasked_rows_[block];
     tokens.replaced_values = hidden.rows;
   }
   ++stats_.blocks_from_cache;

@@ -39,6 +39,10 @@ class ReplayRouter : public TokenRouter {
   ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheKind kind,
                std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
                int prefetch_depth = 2);
+  // Hidden replay with one token mask per block, for models whose blocks see different token
+  // grids (a UNet's resolutions; each mask covers every image row the block carries).
+  ReplayRouter(std::shared_ptr<const Capture> capture, std::vector<TokenMask> block_masks,
+               std::vector<bool> use_cache, std::vector<int> steps, at::Device device, int prefetch_depth = 2);
   void set_step(int step) { step_ = step; }
   // Image tokens the model carries: masked tokens (kv) or all (hidden: undefined tensor).
   at::Tensor carried_rows() const;
@@ -56,12 +60,15 @@ class ReplayRouter : public TokenRouter {
 
  private:
   LoadedEntry take(const EntryKey& key);
+  void start_loading(std::shared_ptr<const Capture> capture, const std::vector<int>& steps,
+                     const std::vector<TokenMask>& block_masks, int prefetch_depth);
 
-  TokenMask mask_;
+  TokenMask mask_;  // kv replay: the one mask of every block and the output
   CacheKind kind_;
   std::vector<bool> use_cache_;
   at::Device device_;
   at::Tensor masked_rows_device_, unmasked_rows_device_;
+  std::vector<at::Tensor> block_masked_rows_, block_unmasked_rows_;  // on the device, per block
   std::unique_ptr<BlockLoader> loader_;
   int step_ = 0;
   ReplayStats stats_;

@@ -40,4 +40,16 @@ TokenMask token_mask_from_pixels(const at::Tensor& pixel_mask, int64_t pixels_pe
   return token_mask_from_grid(grid.squeeze(0).squeeze(0) > 0.5);
 }
 
+TokenMask halve_token_mask(const TokenMask& mask) {
+  const at::Tensor grid = mask.masked.reshape({1, 1, mask.grid_height, mask.grid_width}).to(at::kFloat);
+  const at::Tensor pooled = at::max_pool2d(grid, {2, 2}, {2, 2}, {0, 0}, {1, 1}, /*ceil_mode=*/true);
+  return token_mask_from_grid(pooled.squeeze(0).squeeze(0) > 0.5);
+}
+
+TokenMask repeat_token_mask(const TokenMask& mask, int64_t copies) {
+  if (copies < 1) throw Error("token mask: copies must be at least 1");
+  const at::Tensor grid = mask.masked.reshape({mask.grid_height, mask.grid_width});
+  return token_mask_from_grid(grid.repeat({copies, 1}));
+}
+
 }  // namespace flashps::engine

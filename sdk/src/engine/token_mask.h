@@ -27,4 +27,12 @@ TokenMask token_mask_from_pixels(const at::Tensor& pixel_mask, int64_t pixels_pe
 // From a bool grid [h, w] of tokens.
 TokenMask token_mask_from_grid(const at::Tensor& grid);
 
+// The mask at half the resolution (a stride-2 downsampling, odd sides rounding up): a token is
+// masked if any of the up to 2x2 tokens it covers is (max-pooling). A UNet's deeper levels.
+TokenMask halve_token_mask(const TokenMask& mask);
+
+// `copies` images carrying the same mask, their tokens one after another (a request's
+// classifier-free-guidance rows): row c * tokens + i is masked iff token i is.
+TokenMask repeat_token_mask(const TokenMask& mask, int64_t copies);
+
 }  // namespace flashps::engine

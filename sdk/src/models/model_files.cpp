@@ -1,9 +1,11 @@
 #include "models/model_files.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/content_hash.h"
 #include "core/error.h"
 #include "core/json_file.h"
 
@@ -40,6 +42,35 @@ std::vector<std::shared_ptr<const SafetensorsFile>> open_component_weights(const
     files.push_back(SafetensorsFile::open((fs::path(dir) / shard).string()));
   }
   return files;
+}
+
+std::string model_fingerprint(const std::string& dir, const std::vector<std::string>& components,
+                              const std::vector<std::string>& weighted) {
+  namespace fs = std::filesystem;
+  ContentHasher hasher;
+  for (const std::string& component : components) {
+    for (const char* file : {"config.json", "scheduler_config.json"}) {
+      const fs::path path = fs::path(dir) / component / file;
+      if (fs::exists(path)) hasher.update(read_json_file(path.string()).dump());
+    }
+  }
+  for (const std::string& component : weighted) {
+    const fs::path folder = fs::path(dir) / component;
+    std::string base;
+    for (const char* candidate : {"diffusion_pytorch_model", "model"})
+      if (base.empty() && (fs::exists(folder / (std::string(candidate) + ".safetensors")) ||
+                           fs::exists(folder / (std::string(candidate) + ".safetensors.index.json"))))
+        base = candidate;
+    if (base.empty()) continue;
+    for (const auto& weights : open_component_weights(folder.string(), base)) {
+      for (const TensorInfo& tensor : weights->tensors()) {
+        hasher.update(tensor.name);
+        hasher.update(tensor.shape.data(), tensor.shape.size() * sizeof(int64_t));
+        hasher.update(weights->data(tensor), std::min<size_t>(tensor.byte_size(), 64));
+      }
+    }
+  }
+  return hasher.hex();
 }
 
 }  // namespace flashps

@@ -17,4 +17,11 @@ nlohmann::json read_component_config(const std::string& dir);
 std::vector<std::shared_ptr<const SafetensorsFile>> open_component_weights(
     const std::string& dir, const std::string& base = "diffusion_pytorch_model");
 
+// A model folder's identity for activation caches: the configs of `components` and, for every
+// tensor of the `weighted` components' weights, its name, shape and first bytes (retrained
+// weights with the same layout still differ). A component without weights files (a weightless
+// autoencoder, fully described by its config) adds nothing.
+std::string model_fingerprint(const std::string& dir, const std::vector<std::string>& components,
+                              const std::vector<std::string>& weighted);
+
 }  // namespace flashps

@@ -19,33 +19,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string fingerprint_of(const std::string& dir) {
-  namespace fs = std::filesystem;
-  ContentHasher hasher;
-  for (const char* component : {"transformer", "vae", "scheduler"}) {
-    for (const char* file : {"config.json", "scheduler_config.json"}) {
-      fs::path path = fs::path(dir) / component / file;
-      if (fs::exists(path)) hasher.update(read_json_file(path.string()).dump());
-    }
-  }
-  for (const char* component : {"transformer", "vae"}) {
-    // A weightless autoencoder (FlashPSPatchAutoencoder) is fully described by its config.
-    const fs::path folder = fs::path(dir) / component;
-    if (!fs::exists(folder / "diffusion_pytorch_model.safetensors") &&
-        !fs::exists(folder / "diffusion_pytorch_model.safetensors.index.json") && std::string(component) == "vae")
-      continue;
-    for (const auto& weights : open_component_weights((fs::path(dir) / component).string())) {
-      for (const TensorInfo& tensor : weights->tensors()) {
-        hasher.update(tensor.name);
-        hasher.update(tensor.shape.data(), tensor.shape.size() * sizeof(int64_t));
-        // A few bytes of every tensor: retrained weights with the same layout still differ.
-        hasher.update(weights->data(tensor), std::min<size_t>(tensor.byte_size(), 64));
-      }
-    }
-  }
-  return hasher.hex();
-}
-
 }  // namespace
 
 FluxInpaintPipeline::FluxInpaintPipeline(FluxPipelineComponents components,
@@ -87,7 +60,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   if (fs::exists(empty_prompt)) components.empty_prompt = load_conditioning(empty_prompt.string());
   const FluxConfig& config = components.transformer->config();
   components.default_guidance = config.in_channels > config.out_channels ? 30.0 : 3.5;
-  components.fingerprint = fingerprint_of(model_dir);
+  components.fingerprint = model_fingerprint(model_dir, {"transformer", "vae", "scheduler"}, {"transformer", "vae"});
   const fs::path model_index = fs::path(model_dir) / "model_index.json";
   if (fs::exists(model_index)) {
     const nlohmann::json index = read_json_file(model_index.string());

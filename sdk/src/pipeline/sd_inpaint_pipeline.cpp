@@ -10,8 +10,11 @@
 
 #include "core/error.h"
 #include "core/json_file.h"
+#include "core/content_hash.h"
 #include "core/mask_ops.h"
+#include "models/model_files.h"
 #include "pipeline/image_tensors.h"
+#include "pipeline/sd_edit_job.h"
 
 namespace flashps {
 namespace {
@@ -24,31 +27,6 @@ int round_down(int value, int64_t multiple) {
   return static_cast<int>(std::max<int64_t>(multiple, (value / multiple) * multiple));
 }
 
-struct SDEditJob final : EditJob {
-  using EditJob::image_tokens_;
-  using EditJob::masked_tokens_;
-  using EditJob::stats_;
-  using EditJob::steps_done_;
-  using EditJob::steps_total_;
-  using EditJob::text_tokens_;
-
-  EditRequest request;
-  Image original, original_mask;
-  bool unchanged = false, resized = false;
-  int width = 0, height = 0;
-  at::Tensor latent_mask;            // [1, 1, h, w] in {0, 1}
-  at::Tensor masked_image_latents;   // [1, C, h, w] (9-channel UNets)
-  at::Tensor image_latents, noise;   // 4-channel UNets and strength < 1
-  at::Tensor context, text_embeds, time_ids;  // [rows, 77, D], SDXL [rows, P], [rows, 6]
-  bool guided = false;
-  double guidance = 7.5;
-  std::unique_ptr<Scheduler> scheduler;
-  std::unique_ptr<SchedulerState> scheduler_state;
-  int next_step = 0, end_step = 0;
-  at::Tensor latents;  // [1, C, h, w]
-  std::chrono::steady_clock::time_point started;
-};
-
 }  // namespace
 
 bool is_stable_diffusion_folder(const std::string& dir) {
@@ -58,7 +36,9 @@ bool is_stable_diffusion_folder(const std::string& dir) {
   return json.value("_class_name", std::string()).rfind("StableDiffusion", 0) == 0;
 }
 
-SDInpaintPipeline::SDInpaintPipeline(SDPipelineComponents components) : components_(std::move(components)) {
+SDInpaintPipeline::SDInpaintPipeline(SDPipelineComponents components, std::shared_ptr<engine::CaptureStore> store)
+    : components_(std::move(components)), store_(std::move(store)) {
+  if (!store_) store_ = std::make_shared<engine::MemoryCaptureStore>();
   const UNetConfig& config = components_.unet->config();
   const int64_t latent_channels = components_.vae->latent_channels();
   if (config.out_channels != latent_channels)
@@ -72,11 +52,14 @@ SDInpaintPipeline::SDInpaintPipeline(SDPipelineComponents components) : componen
     throw Error(components_.model_dir + ": an SDXL unet (text_time embeddings) needs text_encoder_2, and only it");
 }
 
+SDInpaintPipeline::~SDInpaintPipeline() = default;
+
 int64_t SDInpaintPipeline::size_multiple() const {
   return components_.vae->scale_factor() * (int64_t(1) << (components_.unet->config().block_out_channels.size() - 1));
 }
 
-std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& model_dir, at::ScalarType dtype) {
+std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& model_dir, at::ScalarType dtype,
+                                                           std::shared_ptr<engine::CaptureStore> store) {
   namespace fs = std::filesystem;
   const fs::path index_path = fs::path(model_dir) / "model_index.json";
   if (!fs::exists(index_path)) throw Error(model_dir + ": not a diffusers pipeline folder (no model_index.json)");
@@ -103,10 +86,19 @@ std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& mo
   const fs::path scheduler_config = fs::path(component("scheduler")) / "scheduler_config.json";
   if (!fs::exists(scheduler_config)) throw Error(model_dir + ": no scheduler/scheduler_config.json");
   components.scheduler = load_scheduler(scheduler_config.string());
-  return std::make_unique<SDInpaintPipeline>(std::move(components));
+  components.fingerprint = model_fingerprint(
+      model_dir, {"unet", "vae", "scheduler", "text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2"},
+      {"unet", "vae", "text_encoder", "text_encoder_2"});
+  return std::make_unique<SDInpaintPipeline>(std::move(components), std::move(store));
 }
 
 std::unique_ptr<EditJob> SDInpaintPipeline::start_edit(const EditRequest& request) {
+  std::unique_ptr<SDEditJob> job = prepare_job(request, /*registering=*/false);
+  if (!job->unchanged) attach_replay(*job);
+  return job;
+}
+
+std::unique_ptr<SDEditJob> SDInpaintPipeline::prepare_job(const EditRequest& request, bool registering) const {
   at::NoGradGuard no_grad;
   if (request.image.empty()) throw Error("edit request has no image");
   check_image(request.image, "template image");
@@ -143,7 +135,13 @@ std::unique_ptr<EditJob> SDInpaintPipeline::start_edit(const EditRequest& reques
   stats.width = job->width;
   stats.height = job->height;
   stats.mask_ratio = job->latent_mask.mean().item<double>();
-  if (pixel_mask.max().item<float>() < 0.5f) {
+  // Any masked pixel marks its latent token (max-pooling, not the nearest sample above).
+  job->token_mask = engine::token_mask_from_pixels(pixel_mask[0][0], factor, request.token_dilation);
+  ContentHasher hasher;
+  hasher.update(std::to_string(processed.width) + "x" + std::to_string(processed.height));
+  hasher.update(processed.pixels.data(), processed.pixels.size());
+  job->template_hash = hasher.hex();
+  if (pixel_mask.max().item<float>() < 0.5f && !registering) {
     stats.notes.push_back("mask is empty: the template is returned unchanged");
     job->unchanged = true;
     return job;
@@ -198,7 +196,7 @@ std::unique_ptr<EditJob> SDInpaintPipeline::start_edit(const EditRequest& reques
                                          : job->scheduler->add_noise(job->image_latents, job->noise, job->next_step);
   job->steps_total_ = job->end_step - job->next_step;
   job->image_tokens_ = latent_height * latent_width;
-  job->masked_tokens_ = static_cast<int64_t>(std::llround(stats.mask_ratio * double(job->image_tokens_)));
+  job->masked_tokens_ = job->token_mask.masked_count();
   job->text_tokens_ = context.size(1);
   stats.mode_used = ComputeMode::full;
   return job;
@@ -219,8 +217,14 @@ void SDInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
   for (SDEditJob* job : all) groups[{job->latents.size(2), job->latents.size(3)}].push_back(job);
   for (auto& [size, group] : groups) {
     std::vector<at::Tensor> samples, timesteps, contexts, text_embeds, time_ids;
+    unet::UNetRouting routing;
+    bool routed = false;
     for (SDEditJob* job : group) {
-      const int rows = job->guided ? 2 : 1;
+      const int rows = job->rows();
+      const int64_t first_row = routing.requests.empty() ? 0 : routing.requests.back().first_row + routing.requests.back().rows;
+      routing.requests.push_back({first_row, rows, job->router()});
+      job->set_router_step(job->next_step);
+      routed = routed || job->router();
       at::Tensor input = job->scheduler->scale_model_input(job->latents, job->next_step);
       if (is_inpainting_unet()) input = at::cat({input, job->latent_mask, job->masked_image_latents}, 1);
       samples.push_back(input.expand({rows, -1, -1, -1}));
@@ -239,6 +243,7 @@ void SDInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
       inputs.text_embeds = at::cat(text_embeds);
       inputs.time_ids = at::cat(time_ids);
     }
+    if (routed) inputs.routing = &routing;
     last_step_assembly_seconds_ = seconds_since(step_start);
     const at::Tensor output = components_.unet->forward(inputs);
     int64_t row = 0;
@@ -285,6 +290,18 @@ EditResult SDInpaintPipeline::finish_edit(EditJob& base_job) {
     result.image = job->original;
   } else {
     if (!job->denoised()) throw Error("Stable Diffusion pipeline: finish_edit() before the last denoising step");
+    if (job->replay) {
+      const engine::ReplayStats& replay = job->replay->stats();
+      stats.blocks_from_cache = replay.blocks_from_cache;
+      stats.blocks_computed = replay.blocks_computed;
+      stats.entries_failed = replay.entries_failed;
+      stats.cache_bytes_loaded = replay.bytes_loaded;
+      stats.load_wait_seconds = replay.load_wait_seconds;
+      if (replay.entries_failed)
+        stats.notes.push_back(std::to_string(replay.entries_failed) +
+                              " cached entries were unreadable and computed instead (" + replay.first_error + ")");
+      job->replay.reset();
+    }
     at::NoGradGuard no_grad;
     const auto start = std::chrono::steady_clock::now();
     Image generated = tensor_to_image(components_.vae->decode_latents(job->latents)[0]);
@@ -305,9 +322,10 @@ engine::RequestWork SDInpaintPipeline::estimate_work(const EditRequest& request)
   work.steps = std::max(1, static_cast<int>(request.steps * request.strength));
   const int64_t factor = components_.vae->scale_factor();
   work.image_tokens = std::max<int64_t>(1, (request.image.width / factor) * (request.image.height / factor));
-  work.masked_tokens = work.image_tokens;  // UNet edits compute in full for now
+  const double ratio = request.mask.empty() ? 0.0 : mask_ratio(request.mask);
+  work.masked_tokens = std::min(work.image_tokens, static_cast<int64_t>(std::ceil(ratio * double(work.image_tokens))));
   work.text_tokens = 77;
-  work.cached = false;
+  work.cached = request.mode != ComputeMode::full;  // known once started: the template may not be registered
   return work;
 }
 

@@ -12,11 +12,20 @@
 // (deterministic for a seed, independent of the noise generator), and unmasked pixels are pasted
 // back from the original. Images are processed at sides rounded down to what the UNet divides.
 // Stepwise (pipeline/edit_job.h): the serving engine batches SD jobs of equal size into one
-// UNet call. Mask-aware (cached) editing is not implemented for UNets yet: edits compute in full.
+// UNet call.
+//
+// Mask-aware editing: register_template() runs the template in full and captures the output of
+// every UNet transformer block; edits of the same template (same size, steps, strength,
+// guidance) then run self-attention queries, cross-attention and feed-forwards for the masked
+// tokens only (token masks per UNet level, max-pooled from the latent grid) and take the other
+// rows from the capture (`hidden` replay; ResNets stay dense, so `kv` replay does not apply).
+// The planner decides per block whether loading its cached rows pays.
 #pragma once
 #include <memory>
 #include <string>
 
+#include "engine/capture.h"
+#include "engine/cost_model.h"
 #include "models/unet/unet_model.h"
 #include "models/vae/image_autoencoder.h"
 #include "pipeline/edit_job.h"
@@ -24,6 +33,8 @@
 #include "schedulers/scheduler.h"
 
 namespace flashps {
+
+struct SDEditJob;
 
 // True for diffusers folders whose model_index.json names a StableDiffusion* pipeline.
 bool is_stable_diffusion_folder(const std::string& dir);
@@ -34,6 +45,7 @@ struct SDPipelineComponents {
   SDTextEncoders text;
   std::unique_ptr<Scheduler> scheduler;
   std::string model_dir;
+  std::string fingerprint;  // hash of configs and weight headers (activation-cache identity)
   bool force_zeros_for_empty_prompt = false;
   double default_guidance = 7.5;
 };
@@ -41,8 +53,11 @@ struct SDPipelineComponents {
 class SDInpaintPipeline final : public StepwisePipeline {
  public:
   // Loads a diffusers folder; Error names the folder and the missing or unsupported component.
-  static std::unique_ptr<SDInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype);
-  explicit SDInpaintPipeline(SDPipelineComponents components);
+  // `store` keeps template captures (default: in memory).
+  static std::unique_ptr<SDInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype,
+                                                 std::shared_ptr<engine::CaptureStore> store = nullptr);
+  explicit SDInpaintPipeline(SDPipelineComponents components, std::shared_ptr<engine::CaptureStore> store = nullptr);
+  ~SDInpaintPipeline();
 
   EditResult edit(const EditRequest& request) { return run_alone(request); }
   std::unique_ptr<EditJob> start_edit(const EditRequest& request) override;
@@ -50,6 +65,11 @@ class SDInpaintPipeline final : public StepwisePipeline {
   EditResult finish_edit(EditJob& job) override;
   engine::RequestWork estimate_work(const EditRequest& request) const override;
   std::function<Image()> preview(const EditJob& job) const override;
+  // Runs the template in full and captures every transformer block's output (an empty mask is
+  // fine: later edits bring their own).
+  TemplateInfo register_template(const EditRequest& request);
+  engine::CaptureStore& store() { return *store_; }
+  engine::DeviceSpeed& device_speed() { return speed_; }
 
   const SDPipelineComponents& components() const { return components_; }
   bool is_inpainting_unet() const { return components_.unet->config().in_channels == 9; }
@@ -57,7 +77,14 @@ class SDInpaintPipeline final : public StepwisePipeline {
   int64_t size_multiple() const;
 
  private:
+  std::unique_ptr<SDEditJob> prepare_job(const EditRequest& request, bool registering) const;
+  // Looks the template up in the store and attaches a hidden replay (sd_edit_cache.cpp).
+  void attach_replay(SDEditJob& job) const;
+  engine::CaptureId capture_id(const SDEditJob& job) const;
+
   SDPipelineComponents components_;
+  std::shared_ptr<engine::CaptureStore> store_;
+  engine::DeviceSpeed speed_;
 };
 
 }  // namespace flashps

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/attention.h"
+#include "core/error.h"
 
 namespace flashps::unet {
 namespace {
@@ -41,6 +42,8 @@ LayerNormLayer::LayerNormLayer(int64_t dim, double eps) : eps_(eps) {
 }
 
 at::Tensor LayerNormLayer::forward(const at::Tensor& input) const {
+  if (input.scalar_type() != weight_.scalar_type())  // mixed precision (bfloat16 weights, float32 activations)
+    return at::layer_norm(input, {input.size(-1)}, weight_.to(input.scalar_type()), bias_.to(input.scalar_type()), eps_);
   return at::layer_norm(input, {input.size(-1)}, weight_, bias_, eps_);
 }
 
@@ -93,6 +96,29 @@ at::Tensor TransformerBlock::forward(const at::Tensor& input, const at::Tensor& 
   return hidden + ff_out_->forward(parts[0] * at::gelu(parts[1]));
 }
 
+at::Tensor TransformerBlock::forward_masked(const at::Tensor& input, const at::Tensor& context,
+                                            const engine::BlockTokens& tokens) const {
+  const int64_t copies = input.size(0), token_count = input.size(1), dim = input.size(2);
+  const int64_t computed = tokens.query_rows.numel();
+  if (computed % copies)
+    throw Error("UNet: the copies of a request must share one token mask (" + std::to_string(computed) +
+                " query rows over " + std::to_string(copies) + " copies)");
+  // Copy 0's rows; every copy has the same ones.
+  const at::Tensor rows = tokens.query_rows.narrow(0, 0, computed / copies);
+  const at::Tensor normed = norm1_->forward(input);  // keys and values over every token
+  at::Tensor hidden = input.index_select(1, rows) + attn1_->forward(normed.index_select(1, rows), normed);
+  hidden = hidden + attn2_->forward(norm2_->forward(hidden), context);
+  const auto parts = geglu_proj_->forward(norm3_->forward(hidden)).chunk(2, -1);
+  hidden = hidden + ff_out_->forward(parts[0] * at::gelu(parts[1]));
+
+  at::Tensor output = tokens.replaced_rows.defined() ? at::empty({copies * token_count, dim}, input.options())
+                                                     : input.reshape({copies * token_count, dim}).clone();
+  output.index_copy_(0, tokens.query_rows, hidden.reshape({-1, dim}));
+  if (tokens.replaced_rows.defined())
+    output.index_copy_(0, tokens.replaced_rows, tokens.replaced_values.to(input.scalar_type()));
+  return output.view({copies, token_count, dim});
+}
+
 SpatialTransformer::SpatialTransformer(int64_t channels, int64_t heads, int64_t layers, int64_t context_dim,
                                        int64_t groups, bool linear_projection) {
   norm_ = register_module("norm", std::make_shared<vae::GroupNormLayer>(groups, channels, 1e-6));
@@ -108,7 +134,40 @@ SpatialTransformer::SpatialTransformer(int64_t channels, int64_t heads, int64_t 
   else proj_out_conv_ = register_module("proj_out", std::make_shared<vae::Conv2dLayer>(channels, channels, 1));
 }
 
-at::Tensor SpatialTransformer::forward(const at::Tensor& input, const at::Tensor& context) const {
+at::Tensor SpatialTransformer::routed_block(const TransformerBlock& block, const at::Tensor& hidden,
+                                            const at::Tensor& context, UNetRouting& routing) const {
+  const int index = routing.next_block++;
+  std::vector<engine::BlockTokens> tokens(routing.requests.size());
+  bool any_masked = false;
+  for (size_t r = 0; r < routing.requests.size(); ++r) {
+    if (!routing.requests[r].router) continue;
+    tokens[r] = routing.requests[r].router->before_block(index);
+    any_masked = any_masked || tokens[r].query_rows.defined();
+  }
+  at::Tensor output;
+  if (!any_masked) {
+    output = block.forward(hidden, context);
+  } else {  // requests with different masks: each its own call
+    std::vector<at::Tensor> parts;
+    for (size_t r = 0; r < routing.requests.size(); ++r) {
+      const auto& request = routing.requests[r];
+      const at::Tensor rows = hidden.narrow(0, request.first_row, request.rows);
+      const at::Tensor request_context = context.narrow(0, request.first_row, request.rows);
+      parts.push_back(tokens[r].query_rows.defined() ? block.forward_masked(rows, request_context, tokens[r])
+                                                      : block.forward(rows, request_context));
+    }
+    output = at::cat(parts);
+  }
+  for (const auto& request : routing.requests) {
+    if (!request.router || !request.router->wants_block_output(index)) continue;
+    request.router->record_block_output(
+        index, output.narrow(0, request.first_row, request.rows).reshape({-1, output.size(2)}));
+  }
+  return output;
+}
+
+at::Tensor SpatialTransformer::forward(const at::Tensor& input, const at::Tensor& context,
+                                       UNetRouting* routing) const {
   const int64_t batch = input.size(0), channels = input.size(1), height = input.size(2), width = input.size(3);
   at::Tensor hidden = norm_->forward(input);
   auto to_tokens = [&](const at::Tensor& x) { return x.permute({0, 2, 3, 1}).reshape({batch, height * width, channels}); };
@@ -116,7 +175,8 @@ at::Tensor SpatialTransformer::forward(const at::Tensor& input, const at::Tensor
     return x.reshape({batch, height, width, channels}).permute({0, 3, 1, 2}).contiguous();
   };
   hidden = proj_in_linear_ ? proj_in_linear_->forward(to_tokens(hidden)) : to_tokens(proj_in_conv_->forward(hidden));
-  for (const auto& block : blocks_) hidden = block->forward(hidden, context);
+  for (const auto& block : blocks_)
+    hidden = routing ? routed_block(*block, hidden, context, *routing) : block->forward(hidden, context);
   hidden = proj_out_linear_ ? to_image(proj_out_linear_->forward(hidden)) : proj_out_conv_->forward(to_image(hidden));
   return hidden + input;
 }

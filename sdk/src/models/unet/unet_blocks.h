@@ -8,10 +8,24 @@
 #include <memory>
 #include <vector>
 
+#include "engine/token_router.h"
 #include "models/common/layers.h"
 #include "models/vae/vae_blocks.h"
 
 namespace flashps::unet {
+
+// A batch's way through the UNet's transformer blocks for the mask-aware engine: which batch
+// rows belong to which request (a request has 2 rows under classifier-free guidance) and that
+// request's router (null: plain computation). Blocks are numbered in execution order across
+// the UNet, one per BasicTransformerBlock.
+struct UNetRouting {
+  struct Request {
+    int64_t first_row = 0, rows = 1;
+    engine::TokenRouter* router = nullptr;
+  };
+  std::vector<Request> requests;
+  int next_block = 0;  // advanced by every transformer block
+};
 
 // norm1 -> SiLU -> conv1 -> + time_emb_proj(SiLU(temb)) -> norm2 -> SiLU -> conv2, + shortcut.
 class TimeResnetBlock : public torch::nn::Module {
@@ -53,6 +67,12 @@ class TransformerBlock : public torch::nn::Module {
  public:
   TransformerBlock(int64_t dim, int64_t heads, int64_t head_dim, int64_t context_dim);
   at::Tensor forward(const at::Tensor& input, const at::Tensor& context) const;
+  // Mask-aware: input [copies, tokens, dim] of one request whose copies share a token mask.
+  // Queries, cross-attention and the feed-forward run for `tokens.query_rows` only (indices
+  // into the copies' rows one after another; keys/values still cover every token); the other
+  // rows take `tokens.replaced_values` (or keep the input when there are none).
+  at::Tensor forward_masked(const at::Tensor& input, const at::Tensor& context,
+                            const engine::BlockTokens& tokens) const;
 
  private:
   std::shared_ptr<LayerNormLayer> norm1_, norm2_, norm3_;
@@ -66,9 +86,14 @@ class SpatialTransformer : public torch::nn::Module {
  public:
   SpatialTransformer(int64_t channels, int64_t heads, int64_t layers, int64_t context_dim, int64_t groups,
                      bool linear_projection);
-  at::Tensor forward(const at::Tensor& input, const at::Tensor& context) const;
+  // routing: null, or the batch's routing (mask-aware replay or capture per request).
+  at::Tensor forward(const at::Tensor& input, const at::Tensor& context, UNetRouting* routing = nullptr) const;
+  size_t block_count() const { return blocks_.size(); }
 
  private:
+  at::Tensor routed_block(const TransformerBlock& block, const at::Tensor& hidden, const at::Tensor& context,
+                          UNetRouting& routing) const;
+
   std::shared_ptr<vae::GroupNormLayer> norm_;
   std::shared_ptr<vae::Conv2dLayer> proj_in_conv_, proj_out_conv_;
   Linear proj_in_linear_{nullptr}, proj_out_linear_{nullptr};

@@ -3,12 +3,14 @@
 #include <ATen/ATen.h>
 #include <torch/nn/modules/container/modulelist.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "core/error.h"
 #include "core/json_file.h"
 #include "core/safetensors.h"
 #include "models/model_files.h"
+#include "models/unet/unet_block_work.h"
 #include "models/weights.h"
 
 namespace flashps {
@@ -150,13 +152,22 @@ at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {
     temb = temb + add_linear_2_->forward(at::silu(add_linear_1_->forward(added)));
   }
   const at::Tensor context = inputs.encoder_hidden_states.to(at::kFloat);
+  unet::UNetRouting* routing = inputs.routing;
+  if (routing) routing->next_block = 0;
+  auto transformer = [&](const unet::SpatialTransformer& attention, const at::Tensor& input) {
+    if (!inputs.transformer_seconds) return attention.forward(input, context, routing);
+    const auto start = std::chrono::steady_clock::now();
+    at::Tensor output = attention.forward(input, context, routing);
+    *inputs.transformer_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return output;
+  };
 
   at::Tensor hidden = conv_in_->forward(sample.to(at::kFloat));
   std::vector<at::Tensor> skips{hidden};
   for (const auto& block : down_) {
     for (size_t j = 0; j < block->resnets.size(); ++j) {
       hidden = block->resnets[j]->forward(hidden, temb);
-      if (!block->attentions.empty()) hidden = block->attentions[j]->forward(hidden, context);
+      if (!block->attentions.empty()) hidden = transformer(*block->attentions[j], hidden);
       skips.push_back(hidden);
     }
     if (block->downsampler) {
@@ -165,13 +176,13 @@ at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {
     }
   }
   hidden = mid_resnets_[0]->forward(hidden, temb);
-  hidden = mid_attention_->forward(hidden, context);
+  hidden = transformer(*mid_attention_, hidden);
   hidden = mid_resnets_[1]->forward(hidden, temb);
   for (const auto& block : up_) {
     for (size_t j = 0; j < block->resnets.size(); ++j) {
       hidden = block->resnets[j]->forward(at::cat({hidden, skips.back()}, 1), temb);
       skips.pop_back();
-      if (!block->attentions.empty()) hidden = block->attentions[j]->forward(hidden, context);
+      if (!block->attentions.empty()) hidden = transformer(*block->attentions[j], hidden);
     }
     if (block->upsampler) {
       // To the size of the skip it meets next (odd sizes do not double back exactly).
@@ -179,7 +190,14 @@ at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {
       hidden = block->upsampler->forward(hidden, {next_skip.size(2), next_skip.size(3)});
     }
   }
+  if (routing && routing->next_block != static_cast<int>(unet_transformer_blocks(config_).size()))
+    throw Error("UNet: ran " + std::to_string(routing->next_block) + " transformer blocks, the config lists " +
+                std::to_string(unet_transformer_blocks(config_).size()));
   return conv_out_->forward(at::silu(conv_norm_out_->forward(hidden)));
+}
+
+at::ScalarType UNet2DConditionModelImpl::dtype() const {
+  return time_linear_1_->weight.scalar_type();
 }
 
 UNet2DConditionModel load_unet(const std::string& dir, at::ScalarType dtype) {

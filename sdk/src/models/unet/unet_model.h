@@ -21,6 +21,10 @@ struct UNetInputs {
   at::Tensor encoder_hidden_states;  // [B, T, cross_attention_dim]
   at::Tensor text_embeds;            // SDXL: [B, D] pooled text embedding
   at::Tensor time_ids;               // SDXL: [B, n] micro-conditioning
+  unet::UNetRouting* routing = nullptr;  // mask-aware replay/capture per request (optional)
+  // Benchmarks: seconds spent in the Transformer2DModels (GroupNorm, projections, transformer
+  // blocks) are added here; the rest of a forward is ResNets, samplers and embeddings.
+  double* transformer_seconds = nullptr;
 };
 
 class UNet2DConditionModelImpl : public torch::nn::Module {
@@ -28,6 +32,7 @@ class UNet2DConditionModelImpl : public torch::nn::Module {
   explicit UNet2DConditionModelImpl(UNetConfig config);
   at::Tensor forward(const UNetInputs& inputs) const;  // [B, out_channels, H, W]
   const UNetConfig& config() const { return config_; }
+  at::ScalarType dtype() const;  // of the weights
 
  private:
   struct DownBlock;

@@ -13,6 +13,9 @@ Conv2dLayer::Conv2dLayer(int64_t in_channels, int64_t out_channels, int64_t kern
 }
 
 at::Tensor Conv2dLayer::forward(const at::Tensor& input) const {
+  if (input.scalar_type() != weight_.scalar_type())  // mixed precision: products in the weights' dtype
+    return at::conv2d(input.to(weight_.scalar_type()), weight_, bias_, {stride_, stride_}, {padding_, padding_})
+        .to(input.scalar_type());
   return at::conv2d(input, weight_, bias_, {stride_, stride_}, {padding_, padding_});
 }
 
@@ -23,6 +26,8 @@ GroupNormLayer::GroupNormLayer(int64_t num_groups, int64_t channels, double eps)
 }
 
 at::Tensor GroupNormLayer::forward(const at::Tensor& input) const {
+  if (input.scalar_type() != weight_.scalar_type())  // mixed precision: statistics in the activations' dtype
+    return at::group_norm(input, num_groups_, weight_.to(input.scalar_type()), bias_.to(input.scalar_type()), eps_);
   return at::group_norm(input, num_groups_, weight_, bias_, eps_);
 }
 

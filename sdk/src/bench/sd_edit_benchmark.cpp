@@ -1,0 +1,236 @@
+#include "bench/sd_edit_benchmark.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "bench/bench_support.h"
+#include "core/error.h"
+#include "core/runtime.h"
+#include "engine/capture_router.h"
+#include "engine/planner.h"
+#include "engine/replay_router.h"
+#include "models/common/layers.h"
+#include "models/random_weights.h"
+#include "models/unet/unet_block_work.h"
+#include "models/unet/unet_model.h"
+#include "models/vae/autoencoder_kl.h"
+
+namespace flashps::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Workload {
+  at::Tensor latents, conditioning, context;  // [1, 4, h, w], [1, 5, h, w], [2, 77, D]
+  int steps = 2;
+};
+
+struct LoopTimes {
+  at::Tensor latents;
+  double transformer_seconds = 0;
+};
+
+// Guided denoising with a simple Euler-style update; `route` attaches a router per step.
+LoopTimes denoise(const UNet2DConditionModel& model, const Workload& work,
+                  const std::function<unet::UNetRouting*(int)>& route) {
+  LoopTimes times;
+  at::Tensor latents = work.latents.clone();
+  for (int step = 0; step < work.steps; ++step) {
+    UNetInputs inputs;
+    inputs.sample = at::cat({latents, work.conditioning}, 1).expand({2, -1, -1, -1}).contiguous();
+    inputs.timestep = at::full({2}, 999.0 - 998.0 * step / std::max(1, work.steps - 1));
+    inputs.encoder_hidden_states = work.context;
+    inputs.routing = route ? route(step) : nullptr;
+    inputs.transformer_seconds = &times.transformer_seconds;
+    const at::Tensor output = model->forward(inputs);
+    const at::Tensor guided = output[0] + 7.5 * (output[1] - output[0]);
+    latents = latents - 0.1 * guided.unsqueeze(0);
+  }
+  times.latents = latents;
+  return times;
+}
+
+int64_t parameter_count(const torch::nn::Module& module) {
+  int64_t count = 0;
+  for (const auto& parameter : module.parameters()) count += parameter.numel();
+  return count;
+}
+
+nlohmann::json sd_vae_config() {
+  return {{"in_channels", 3}, {"out_channels", 3}, {"block_out_channels", {128, 256, 512, 512}},
+          {"layers_per_block", 2}, {"latent_channels", 4}, {"norm_num_groups", 32}, {"scaling_factor", 0.18215}};
+}
+
+}  // namespace
+
+UNetConfig sd_bench_unet_config(const std::string& name) {
+  nlohmann::json config = {{"in_channels", 9},
+                           {"out_channels", 4},
+                           {"down_block_types", {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"}},
+                           {"up_block_types", {"UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"}},
+                           {"block_out_channels", {320, 640, 1280, 1280}},
+                           {"layers_per_block", 2},
+                           {"norm_num_groups", 32}};
+  if (name == "sd2-inpaint") {
+    config["attention_head_dim"] = {5, 10, 20, 20};
+    config["cross_attention_dim"] = 1024;
+    config["use_linear_projection"] = true;
+  } else if (name == "sd15-inpaint") {
+    config["attention_head_dim"] = 8;
+    config["cross_attention_dim"] = 768;
+  } else {
+    throw Error("unknown benchmark UNet config '" + name + "' (sd2-inpaint or sd15-inpaint)");
+  }
+  return parse_unet_config(config, name);
+}
+
+SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& options) {
+  at::NoGradGuard no_grad;
+  if (options.size % 64) throw Error("bench edit --family sd: --size must be a multiple of 64");
+  SDEditBenchmarkReport report;
+  const UNetConfig config = sd_bench_unet_config(options.config);
+  const int64_t grid = options.size / 8;
+  UNet2DConditionModel model(config);
+  fill_random_weights(*model, options.seed + 1);
+  report.config = {{"unet", options.config},
+                   {"parameters", parameter_count(*model)},
+                   {"size", options.size},
+                   {"latent_grid", grid},
+                   {"steps", options.steps},
+                   {"guidance_batch", 2},
+                   {"threads", runtime_threads()},
+                   {"planner", options.use_planner}};
+
+  auto generator = at::detail::createCPUGenerator(options.seed);
+  Workload work;
+  work.steps = options.steps;
+  work.latents = at::randn({1, 4, grid, grid}, generator);
+  work.conditioning = at::randn({1, 5, grid, grid}, generator);
+  work.context = at::randn({2, 77, config.cross_attention_dim}, generator);
+
+  int done = 0;
+  const int total = int(options.dtypes.size() * (2 + options.mask_ratios.size()) + (options.time_vae ? 1 : 0));
+  auto tick = [&] { report_progress(options.progress, {"bench", ++done, total, 0}); };
+
+  for (const std::string& dtype_name : options.dtypes) {
+    model->to(dtype_name == "bf16" ? at::kBFloat16 : at::kFloat);
+    prefer_fast_linear_layout(*model);
+    // One warm-up step at full size: first touch of buffers and kernels.
+    Workload warm = work;
+    warm.steps = 1;
+    denoise(model, warm, nullptr);
+    LoopTimes full;
+    const double full_seconds = fastest_of(1, [&] { full = denoise(model, work, nullptr); });
+    report.rows.push_back({"full", 1.0, dtype_name, full_seconds, full.transformer_seconds, 1, 1, 0, 0, 0, 0});
+    tick();
+
+    // Registration: the same loop capturing every transformer block's output.
+    engine::MemoryCaptureStore store;
+    auto writer = store.begin({"bench-template", dtype_name, "bench"});
+    engine::CaptureRouter capture_router(*writer, false, true, model->dtype());
+    unet::UNetRouting capture_routing;
+    capture_routing.requests.push_back({0, 2, &capture_router});
+    const auto capture_start = Clock::now();
+    denoise(model, work, [&](int step) {
+      capture_router.set_step(step);
+      return &capture_routing;
+    });
+    auto capture = writer->commit();
+    report.extra["capture"][dtype_name] = {
+        {"bytes", capture->bytes()},
+        {"seconds", std::chrono::duration<double>(Clock::now() - capture_start).count()}};
+    tick();
+
+    const auto block_work = unet_block_work(config, 77, c10::elementSize(model->dtype()));
+    std::vector<int> steps;
+    for (int i = 0; i < options.steps; ++i) steps.push_back(i);
+    for (double ratio : options.mask_ratios) {
+      const auto masks = unet_block_masks(config, blob_mask(grid, ratio), 2);
+      std::vector<engine::TokenCounts> counts;
+      for (const auto& mask : masks) counts.push_back({0, mask.token_count(), mask.masked_count()});
+      // The device's speed from the full run's transformer time, for the planner.
+      engine::DeviceSpeed speed;
+      speed.flops_per_second = engine::forward_flops(block_work, counts) * options.steps / full.transformer_seconds;
+      std::vector<bool> use_cache(masks.size(), true);
+      if (options.use_planner)
+        use_cache = engine::plan_pipeline(engine::estimate_block_times(block_work, counts, engine::CacheKind::hidden, speed)).use_cache;
+      engine::ReplayRouter replay(capture, masks, use_cache, steps, at::Device(at::kCPU));
+      unet::UNetRouting routing;
+      routing.requests.push_back({0, 2, &replay});
+      LoopTimes edited;
+      const double seconds = fastest_of(1, [&] {
+        edited = denoise(model, work, [&](int step) {
+          replay.set_step(step);
+          return &routing;
+        });
+      });
+      const engine::ReplayStats& stats = replay.stats();
+      SDEditBenchmarkRow row;
+      row.mode = "hidden";
+      row.mask_ratio = ratio;
+      row.dtype = dtype_name;
+      row.seconds = seconds;
+      row.transformer_seconds = edited.transformer_seconds;
+      row.speedup = full_seconds / seconds;
+      row.ideal_speedup = engine::forward_flops(block_work, counts) / engine::forward_flops(block_work, counts, engine::CacheKind::hidden);
+      row.blocks_from_cache = stats.blocks_from_cache;
+      row.blocks_computed = stats.blocks_computed;
+      row.cache_bytes = stats.bytes_loaded;
+      row.load_wait_seconds = stats.load_wait_seconds;
+      report.rows.push_back(row);
+      tick();
+    }
+  }
+
+  if (options.time_vae) {  // the pipeline runs the VAE in float32 (diffusers' force_upcast)
+    AutoencoderKL vae(parse_autoencoder_kl_config(sd_vae_config(), "SD VAE"));
+    fill_random_weights(vae, options.seed + 2);
+    const at::Tensor latents = at::randn({1, 4, grid, grid}, generator);
+    vae.decode_latents(latents);  // warm-up
+    const double decode = fastest_of(1, [&] { vae.decode_latents(latents); });
+    const at::Tensor image = at::rand({1, 3, options.size, options.size}, generator) * 2 - 1;
+    const double encode = fastest_of(1, [&] { vae.encode_to_latents(image); });
+    report.extra["vae_fp32"] = {{"decode_seconds", decode}, {"encode_seconds", encode}, {"parameters", parameter_count(vae)}};
+    tick();
+  }
+  return report;
+}
+
+nlohmann::json SDEditBenchmarkReport::to_json() const {
+  nlohmann::json rows_json = nlohmann::json::array();
+  for (const auto& row : rows)
+    rows_json.push_back({{"mode", row.mode},
+                         {"mask_ratio", row.mask_ratio},
+                         {"dtype", row.dtype},
+                         {"seconds", row.seconds},
+                         {"transformer_seconds", row.transformer_seconds},
+                         {"other_seconds", row.seconds - row.transformer_seconds},
+                         {"speedup", row.speedup},
+                         {"ideal_transformer_speedup", row.ideal_speedup},
+                         {"blocks_from_cache", row.blocks_from_cache},
+                         {"blocks_computed", row.blocks_computed},
+                         {"cache_bytes", row.cache_bytes},
+                         {"load_wait_seconds", row.load_wait_seconds}});
+  return {{"config", config}, {"rows", rows_json}, {"extra", extra}};
+}
+
+std::string SDEditBenchmarkReport::table() const {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-7s %-5s %5s %9s %12s %10s %8s %9s %7s %8s\n", "mode", "dtype", "m", "seconds",
+                "transformer", "resnets+", "speedup", "tr.ideal", "cached", "wait s");
+  out << line;
+  for (const auto& row : rows) {
+    std::snprintf(line, sizeof(line), "%-7s %-5s %5.2f %9.2f %12.2f %10.2f %7.2fx %8.2fx %3d/%-3d %8.3f\n",
+                  row.mode.c_str(), row.dtype.c_str(), row.mask_ratio, row.seconds, row.transformer_seconds,
+                  row.seconds - row.transformer_seconds, row.speedup, row.ideal_speedup, row.blocks_from_cache,
+                  row.blocks_from_cache + row.blocks_computed, row.load_wait_seconds);
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace flashps::bench
