@@ -10,9 +10,11 @@
 #include "core/json_file.h"
 #include "model_choice.h"
 #include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/sd_inpaint_pipeline.h"
 #include "serve/batch_runner.h"
 #include "serve/device_profiler.h"
 #include "serve/flux_device.h"
+#include "serve/sd_device.h"
 #include "terminal_progress.h"
 
 namespace flashps::cli {
@@ -25,13 +27,19 @@ struct ServeCommandOptions {
   bool no_resume = false, quiet = false;
 };
 
-std::shared_ptr<FluxInpaintPipeline> open_pipeline(const std::string& model_option, const std::string& dtype,
-                                                   const std::string& cache_dir) {
-  const ModelChoice model = choose_model(model_option);
+// The model as an engine device: a Flux folder (the bundled default) or a Stable Diffusion one.
+serve::EngineDevice open_device(const ServeCommandOptions& options, bool& takes_text) {
+  const ModelChoice model = choose_model(options.model);
   cache::ActivationStoreOptions store_options;
-  store_options.directory = cache_dir.empty() ? cache::default_store_directory() : cache_dir;
-  return std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(
-      model.dir, dtype == "bf16" ? at::kBFloat16 : at::kFloat, cache::ActivationStore::open(store_options)));
+  store_options.directory = options.cache_dir.empty() ? cache::default_store_directory() : options.cache_dir;
+  auto store = cache::ActivationStore::open(store_options);
+  const at::ScalarType dtype = options.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
+  takes_text = is_stable_diffusion_folder(model.dir);
+  if (takes_text)
+    return serve::sd_engine_device(std::shared_ptr<SDInpaintPipeline>(SDInpaintPipeline::load(model.dir, dtype, store)),
+                                   options.profile);
+  return serve::flux_engine_device(std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(model.dir, dtype, store)),
+                                   options.profile);
 }
 
 }  // namespace
@@ -59,12 +67,14 @@ void add_serve_commands(CLI::App& app, CommandAction& action) {
   batch->callback([&action] {
     action = [] {
       const serve::BatchManifest manifest = serve::read_batch_manifest(options.manifest);
-      auto pipeline = open_pipeline(options.model, options.dtype, options.cache_dir);
+      bool takes_text = false;
+      serve::EngineDevice device = open_device(options, takes_text);
       serve::EngineOptions engine_options;
       engine_options.batching = serve::batching_config(options.batching, options.max_batch);
       engine_options.max_queued = options.max_queued;
-      serve::Engine engine({serve::flux_engine_device(pipeline, options.profile)}, engine_options);
+      serve::Engine engine({std::move(device)}, engine_options);
       serve::BatchRunOptions run;
+      run.model_takes_text = takes_text;
       run.resume = !options.no_resume;
       run.max_in_flight = options.max_queued;
       const ProgressCallback bar = terminal_progress(options.quiet);

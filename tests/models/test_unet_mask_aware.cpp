@@ -216,3 +216,25 @@ TEST_CASE("a UNet with bfloat16 weights runs mixed precision close to float32", 
   CHECK(relative < 0.05);
   CHECK(relative > 0);  // the products really ran in bfloat16
 }
+
+TEST_CASE("UNet latent-grid work: per-level transformer blocks plus a dense rest", "[unet][mask_aware]") {
+  const UNetConfig config = tiny_config(true);
+  const auto per_level = unet_block_work(config, 77, 4);
+  const auto latent = unet_latent_grid_work(config, 77, 4);
+  REQUIRE(latent.size() == per_level.size() + 1);
+  // A full step costs the same counted either way (latent grid 12x12 -> levels 144, 36, 9 rows;
+  // the rescaling is exact for even sides, so use a 16x16 grid: 256, 64, 16).
+  std::vector<engine::TokenCounts> level_counts;
+  for (const auto& block : unet_transformer_blocks(config))
+    level_counts.push_back({0, int64_t(256) >> (2 * block.level), 0});
+  const double transformer_flops = engine::forward_flops(per_level, level_counts);
+  const double dense = unet_dense_flops_per_latent_token(config);
+  CHECK(dense > 0);
+  const double latent_flops = engine::forward_flops(latent, engine::TokenCounts{0, 256, 0});
+  CHECK(latent_flops == Approx(transformer_flops + dense * 256).epsilon(1e-9));
+  // The dense rest is never cheaper with a cache, nor loads anything.
+  const auto times = engine::estimate_block_times(latent, engine::TokenCounts{0, 256, 32}, engine::CacheKind::hidden,
+                                                  engine::DeviceSpeed{});
+  CHECK(times.back().compute_with_cache == times.back().compute_without_cache);
+  CHECK(times.front().compute_with_cache < times.front().compute_without_cache);
+}

@@ -12,6 +12,8 @@
 #include "core/tensor_io.h"
 #include "models/unet/unet_block_work.h"
 #include "pipeline/sd_inpaint_pipeline.h"
+#include "serve/engine.h"
+#include "serve/sd_device.h"
 #include "support/fixtures.h"
 #include "support/tiny_pipeline.h"
 
@@ -197,4 +199,35 @@ TEST_CASE("SD templates: registered once, edits replay the unmasked rows of ever
     kv.mode = ComputeMode::kv;
     CHECK_THROWS_WITH(pipeline->edit(kv), Catch::Contains("'kv' does not apply to UNet"));
   }
+}
+
+TEST_CASE("SD folders serve through the engine: batched, cached and plain requests", "[pipeline][sd][fixtures][engine]") {
+  const auto fixtures = test::fixtures_root();
+  if (!fixtures) {
+    WARN("SKIPPED: ../shared/fixtures not found (set FLASHPS_FIXTURES_DIR)");
+    return;
+  }
+  test::TempDir dir;
+  std::shared_ptr<SDInpaintPipeline> pipeline = SDInpaintPipeline::load(tiny_sd_folder(*fixtures, dir, 9), at::kFloat);
+  EditRequest request = test::request_for(test::gradient_image(40, 36), test::box_mask(40, 36, 8, 8, 16), 3, 4);
+  request.prompt = "a red apple";
+  pipeline->register_template(request);
+  EditRequest plain = request;
+  plain.seed = 5;
+  plain.mode = ComputeMode::full;
+  const Image cached_alone = pipeline->edit(request).image;
+  const Image plain_alone = pipeline->edit(plain).image;
+
+  const serve::EngineDevice device = serve::sd_engine_device(pipeline);
+  CHECK(device.profile.cache_kind == engine::CacheKind::hidden);
+  serve::Engine engine({device}, serve::EngineOptions{});
+  engine.pause();  // both queued first, so they share steps
+  serve::EditHandle cached = engine.submit(request), full = engine.submit(plain);
+  engine.resume();
+  const EditResult cached_result = cached.wait(), full_result = full.wait();
+  CHECK(cached_result.stats.cache_hit);
+  CHECK_FALSE(full_result.stats.cache_hit);
+  CHECK(test::max_pixel_difference(cached_result.image, cached_alone) <= 1);
+  CHECK(test::max_pixel_difference(full_result.image, plain_alone) <= 1);
+  CHECK(engine.counters().steps < 2 * cached_result.stats.steps_run);  // batched together
 }

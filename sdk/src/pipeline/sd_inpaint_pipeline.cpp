@@ -195,9 +195,11 @@ std::unique_ptr<SDEditJob> SDInpaintPipeline::prepare_job(const EditRequest& req
   job->latents = request.strength >= 1.0 ? job->noise * job->scheduler->init_noise_sigma()
                                          : job->scheduler->add_noise(job->image_latents, job->noise, job->next_step);
   job->steps_total_ = job->end_step - job->next_step;
-  job->image_tokens_ = latent_height * latent_width;
-  job->masked_tokens_ = job->token_mask.masked_count();
-  job->text_tokens_ = context.size(1);
+  // Rows the UNet processes per step (both guidance rows); the prompt is cross-attention
+  // context, not token rows.
+  job->image_tokens_ = job->rows() * latent_height * latent_width;
+  job->masked_tokens_ = job->rows() * job->token_mask.masked_count();
+  job->text_tokens_ = 0;
   stats.mode_used = ComputeMode::full;
   return job;
 }
@@ -321,10 +323,12 @@ engine::RequestWork SDInpaintPipeline::estimate_work(const EditRequest& request)
   engine::RequestWork work;
   work.steps = std::max(1, static_cast<int>(request.steps * request.strength));
   const int64_t factor = components_.vae->scale_factor();
-  work.image_tokens = std::max<int64_t>(1, (request.image.width / factor) * (request.image.height / factor));
+  const int64_t rows = request.guidance_scale.value_or(components_.default_guidance) > 1.0 ? 2 : 1;
+  const int64_t latent_tokens = std::max<int64_t>(1, (request.image.width / factor) * (request.image.height / factor));
   const double ratio = request.mask.empty() ? 0.0 : mask_ratio(request.mask);
-  work.masked_tokens = std::min(work.image_tokens, static_cast<int64_t>(std::ceil(ratio * double(work.image_tokens))));
-  work.text_tokens = 77;
+  work.image_tokens = rows * latent_tokens;
+  work.masked_tokens = rows * std::min(latent_tokens, static_cast<int64_t>(std::ceil(ratio * double(latent_tokens))));
+  work.text_tokens = 0;  // cross-attention context, not token rows
   work.cached = request.mode != ComputeMode::full;  // known once started: the template may not be registered
   return work;
 }

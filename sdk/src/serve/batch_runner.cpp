@@ -13,6 +13,7 @@ EditRequest request_of(const BatchItem& item) {
   EditRequest request;
   request.image = read_image(item.image);
   request.mask = read_image(item.mask);
+  request.prompt = item.prompt;
   if (!item.prompt_embeds.empty()) request.conditioning = load_conditioning(item.prompt_embeds);
   request.seed = item.seed;
   request.steps = item.steps;
@@ -118,9 +119,9 @@ BatchSummary run_batch(Engine& engine, const BatchManifest& manifest, const Batc
     }
   }
   while (!in_flight.empty()) collect_oldest();
-  if (prompts)
+  if (prompts && !options.model_takes_text)
     summary.notes.push_back(std::to_string(prompts) +
-                            " items give a prompt: this build has no text encoder, so prompts are not used "
+                            " items give a prompt: this model has no text encoder, so prompts are not used "
                             "(give \"prompt_embeds\"; the bundled model is unconditional)");
   summary.seconds = elapsed();
   summary.throughput = summary.seconds > 0 ? summary.done / summary.seconds : 0;

@@ -19,6 +19,7 @@ struct BatchProgress {
 struct BatchRunOptions {
   bool resume = true;         // skip items whose output file exists
   size_t max_in_flight = 32;  // submitted and not yet resolved
+  bool model_takes_text = false;  // the model encodes "prompt" (Stable Diffusion folders)
   // Called as items resolve; returning false cancels what is left.
   std::function<bool(const BatchProgress&)> progress;
 };
