@@ -104,6 +104,14 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
                    {"threads", runtime_threads()},
                    {"planner", options.use_planner}};
 
+  {  // the cost model's count, to read timings as achieved FLOP/s
+    std::vector<engine::TokenCounts> counts;
+    for (const auto& block : unet_transformer_blocks(config))
+      counts.push_back({0, 2 * ((grid * grid) >> (2 * block.level)), 0});
+    const double flops = engine::forward_flops(unet_block_work(config, 77, 4), counts) +
+                         unet_dense_flops_per_latent_token(config) * double(2 * grid * grid);
+    report.config["gflop_per_step_cost_model"] = flops / 1e9;
+  }
   auto generator = at::detail::createCPUGenerator(options.seed);
   Workload work;
   work.steps = options.steps;
@@ -125,6 +133,8 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
     LoopTimes full;
     const double full_seconds = fastest_of(1, [&] { full = denoise(model, work, nullptr); });
     report.rows.push_back({"full", 1.0, dtype_name, full_seconds, full.transformer_seconds, 1, 1, 0, 0, 0, 0});
+    report.extra["achieved_gflop_per_second_full"][dtype_name] =
+        report.config["gflop_per_step_cost_model"].get<double>() * options.steps / full_seconds;
     tick();
 
     // Registration: the same loop capturing every transformer block's output.
