@@ -20,13 +20,13 @@ class Node : public torch::nn::Module {
 
 TimeResnetBlock::TimeResnetBlock(int64_t in_channels, int64_t out_channels, int64_t time_channels, int64_t groups,
                                  double eps) {
-  norm1_ = register_module("norm1", std::make_shared<vae::GroupNormLayer>(groups, in_channels, eps));
-  conv1_ = register_module("conv1", std::make_shared<vae::Conv2dLayer>(in_channels, out_channels, 3, 1, 1));
+  norm1_ = register_module("norm1", std::make_shared<GroupNormLayer>(groups, in_channels, eps));
+  conv1_ = register_module("conv1", std::make_shared<Conv2dLayer>(in_channels, out_channels, 3, 1, 1));
   time_emb_proj_ = register_module("time_emb_proj", Linear(time_channels, out_channels));
-  norm2_ = register_module("norm2", std::make_shared<vae::GroupNormLayer>(groups, out_channels, eps));
-  conv2_ = register_module("conv2", std::make_shared<vae::Conv2dLayer>(out_channels, out_channels, 3, 1, 1));
+  norm2_ = register_module("norm2", std::make_shared<GroupNormLayer>(groups, out_channels, eps));
+  conv2_ = register_module("conv2", std::make_shared<Conv2dLayer>(out_channels, out_channels, 3, 1, 1));
   if (in_channels != out_channels)
-    conv_shortcut_ = register_module("conv_shortcut", std::make_shared<vae::Conv2dLayer>(in_channels, out_channels, 1));
+    conv_shortcut_ = register_module("conv_shortcut", std::make_shared<Conv2dLayer>(in_channels, out_channels, 1));
 }
 
 at::Tensor TimeResnetBlock::forward(const at::Tensor& input, const at::Tensor& temb) const {
@@ -121,9 +121,9 @@ at::Tensor TransformerBlock::forward_masked(const at::Tensor& input, const at::T
 
 SpatialTransformer::SpatialTransformer(int64_t channels, int64_t heads, int64_t layers, int64_t context_dim,
                                        int64_t groups, bool linear_projection) {
-  norm_ = register_module("norm", std::make_shared<vae::GroupNormLayer>(groups, channels, 1e-6));
+  norm_ = register_module("norm", std::make_shared<GroupNormLayer>(groups, channels, 1e-6));
   if (linear_projection) proj_in_linear_ = register_module("proj_in", Linear(channels, channels));
-  else proj_in_conv_ = register_module("proj_in", std::make_shared<vae::Conv2dLayer>(channels, channels, 1));
+  else proj_in_conv_ = register_module("proj_in", std::make_shared<Conv2dLayer>(channels, channels, 1));
   torch::nn::ModuleList list;
   for (int64_t i = 0; i < layers; ++i) {
     blocks_.push_back(std::make_shared<TransformerBlock>(channels, heads, channels / heads, context_dim));
@@ -131,7 +131,7 @@ SpatialTransformer::SpatialTransformer(int64_t channels, int64_t heads, int64_t 
   }
   register_module("transformer_blocks", list);
   if (linear_projection) proj_out_linear_ = register_module("proj_out", Linear(channels, channels));
-  else proj_out_conv_ = register_module("proj_out", std::make_shared<vae::Conv2dLayer>(channels, channels, 1));
+  else proj_out_conv_ = register_module("proj_out", std::make_shared<Conv2dLayer>(channels, channels, 1));
 }
 
 at::Tensor SpatialTransformer::routed_block(const TransformerBlock& block, const at::Tensor& hidden,
@@ -182,13 +182,13 @@ at::Tensor SpatialTransformer::forward(const at::Tensor& input, const at::Tensor
 }
 
 Downsampler::Downsampler(int64_t channels) {
-  conv_ = register_module("conv", std::make_shared<vae::Conv2dLayer>(channels, channels, 3, 2, 1));
+  conv_ = register_module("conv", std::make_shared<Conv2dLayer>(channels, channels, 3, 2, 1));
 }
 
 at::Tensor Downsampler::forward(const at::Tensor& input) const { return conv_->forward(input); }
 
 Upsampler::Upsampler(int64_t channels) {
-  conv_ = register_module("conv", std::make_shared<vae::Conv2dLayer>(channels, channels, 3, 1, 1));
+  conv_ = register_module("conv", std::make_shared<Conv2dLayer>(channels, channels, 3, 1, 1));
 }
 
 at::Tensor Upsampler::forward(const at::Tensor& input, at::IntArrayRef size) const {

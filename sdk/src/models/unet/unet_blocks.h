@@ -1,6 +1,6 @@
 // Building blocks of diffusers' UNet2DConditionModel (resnet.py, attention.py,
-// transformer_2d.py) with parameter names equal to checkpoint keys. ResNets and samplers reuse
-// the VAE's leaf layers (Conv2dLayer, GroupNormLayer).
+// transformer_2d.py) with parameter names equal to checkpoint keys. ResNets and samplers use
+// the leaf layers of models/common/image_layers.h (Conv2dLayer, GroupNormLayer).
 #pragma once
 #include <ATen/Tensor.h>
 #include <torch/nn/module.h>
@@ -10,7 +10,7 @@
 
 #include "engine/token_router.h"
 #include "models/common/layers.h"
-#include "models/vae/vae_blocks.h"
+#include "models/common/image_layers.h"
 
 namespace flashps::unet {
 
@@ -34,8 +34,8 @@ class TimeResnetBlock : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& input, const at::Tensor& temb) const;
 
  private:
-  std::shared_ptr<vae::GroupNormLayer> norm1_, norm2_;
-  std::shared_ptr<vae::Conv2dLayer> conv1_, conv2_, conv_shortcut_;
+  std::shared_ptr<GroupNormLayer> norm1_, norm2_;
+  std::shared_ptr<Conv2dLayer> conv1_, conv2_, conv_shortcut_;
   Linear time_emb_proj_{nullptr};
 };
 
@@ -94,8 +94,8 @@ class SpatialTransformer : public torch::nn::Module {
   at::Tensor routed_block(const TransformerBlock& block, const at::Tensor& hidden, const at::Tensor& context,
                           UNetRouting& routing) const;
 
-  std::shared_ptr<vae::GroupNormLayer> norm_;
-  std::shared_ptr<vae::Conv2dLayer> proj_in_conv_, proj_out_conv_;
+  std::shared_ptr<GroupNormLayer> norm_;
+  std::shared_ptr<Conv2dLayer> proj_in_conv_, proj_out_conv_;
   Linear proj_in_linear_{nullptr}, proj_out_linear_{nullptr};
   std::vector<std::shared_ptr<TransformerBlock>> blocks_;
 };
@@ -107,7 +107,7 @@ class Downsampler : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& input) const;
 
  private:
-  std::shared_ptr<vae::Conv2dLayer> conv_;
+  std::shared_ptr<Conv2dLayer> conv_;
 };
 
 // Upsample2D: nearest-neighbour to `size` (x2 by default), then a 3x3 conv.
@@ -117,7 +117,7 @@ class Upsampler : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& input, at::IntArrayRef size) const;
 
  private:
-  std::shared_ptr<vae::Conv2dLayer> conv_;
+  std::shared_ptr<Conv2dLayer> conv_;
 };
 
 // diffusers get_timestep_embedding (max period 10000, scale 1).

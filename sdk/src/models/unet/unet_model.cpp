@@ -47,7 +47,7 @@ UNet2DConditionModelImpl::UNet2DConditionModelImpl(UNetConfig config) : config_(
   const size_t blocks = channels.size();
   const int64_t time_dim = config_.time_embed_dim(), groups = config_.norm_num_groups;
   const double eps = config_.norm_eps;
-  conv_in_ = register_module("conv_in", std::make_shared<vae::Conv2dLayer>(config_.in_channels, channels[0], 3, 1, 1));
+  conv_in_ = register_module("conv_in", std::make_shared<Conv2dLayer>(config_.in_channels, channels[0], 3, 1, 1));
   auto time_embedding = std::make_shared<Node>();
   time_linear_1_ = time_embedding->register_module("linear_1", Linear(channels[0], time_dim));
   time_linear_2_ = time_embedding->register_module("linear_2", Linear(time_dim, time_dim));
@@ -123,8 +123,8 @@ UNet2DConditionModelImpl::UNet2DConditionModelImpl(UNetConfig config) : config_(
     up_list->push_back(block);
   }
   register_module("up_blocks", up_list);
-  conv_norm_out_ = register_module("conv_norm_out", std::make_shared<vae::GroupNormLayer>(groups, channels[0], eps));
-  conv_out_ = register_module("conv_out", std::make_shared<vae::Conv2dLayer>(channels[0], config_.out_channels, 3, 1, 1));
+  conv_norm_out_ = register_module("conv_norm_out", std::make_shared<GroupNormLayer>(groups, channels[0], eps));
+  conv_out_ = register_module("conv_out", std::make_shared<Conv2dLayer>(channels[0], config_.out_channels, 3, 1, 1));
 }
 
 at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {

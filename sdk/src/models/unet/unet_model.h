@@ -38,13 +38,13 @@ class UNet2DConditionModelImpl : public torch::nn::Module {
   struct DownBlock;
   struct UpBlock;
   UNetConfig config_;
-  std::shared_ptr<vae::Conv2dLayer> conv_in_, conv_out_;
+  std::shared_ptr<Conv2dLayer> conv_in_, conv_out_;
   Linear time_linear_1_{nullptr}, time_linear_2_{nullptr}, add_linear_1_{nullptr}, add_linear_2_{nullptr};
   std::vector<std::shared_ptr<DownBlock>> down_;
   std::vector<std::shared_ptr<UpBlock>> up_;
   std::vector<std::shared_ptr<unet::TimeResnetBlock>> mid_resnets_;
   std::shared_ptr<unet::SpatialTransformer> mid_attention_;
-  std::shared_ptr<vae::GroupNormLayer> conv_norm_out_;
+  std::shared_ptr<GroupNormLayer> conv_norm_out_;
 };
 TORCH_MODULE(UNet2DConditionModel);
 

@@ -33,10 +33,10 @@ AutoencoderKL::AutoencoderKL(AutoencoderKLConfig config) : config_(std::move(con
   const int64_t latent = config_.latent_channels;
   if (config_.use_quant_conv)
     quant_conv_ = register_module("quant_conv",
-                                  std::make_shared<vae::Conv2dLayer>(2 * latent, 2 * latent, 1));
+                                  std::make_shared<Conv2dLayer>(2 * latent, 2 * latent, 1));
   if (config_.use_post_quant_conv)
     post_quant_conv_ =
-        register_module("post_quant_conv", std::make_shared<vae::Conv2dLayer>(latent, latent, 1));
+        register_module("post_quant_conv", std::make_shared<Conv2dLayer>(latent, latent, 1));
   // Shares the parameter's TensorImpl, so it follows dtype changes made by loading or ->to().
   reference_parameter_ = encoder_->named_parameters()["conv_in.weight"];
 }

@@ -14,10 +14,10 @@
 
 namespace flashps {
 
+class Conv2dLayer;
 namespace vae {
 class VaeEncoder;
 class VaeDecoder;
-class Conv2dLayer;
 }  // namespace vae
 
 // Every method is const and keeps no state between calls, so one instance may serve several
@@ -54,8 +54,8 @@ class AutoencoderKL : public torch::nn::Module, public ImageAutoencoder {
   AutoencoderKLConfig config_;
   std::shared_ptr<vae::VaeEncoder> encoder_;
   std::shared_ptr<vae::VaeDecoder> decoder_;
-  std::shared_ptr<vae::Conv2dLayer> quant_conv_;       // null unless use_quant_conv
-  std::shared_ptr<vae::Conv2dLayer> post_quant_conv_;  // null unless use_post_quant_conv
+  std::shared_ptr<Conv2dLayer> quant_conv_;       // null unless use_quant_conv
+  std::shared_ptr<Conv2dLayer> post_quant_conv_;  // null unless use_post_quant_conv
   at::Tensor reference_parameter_;  // encoder.conv_in.weight: tells the model's dtype and device
 };
 

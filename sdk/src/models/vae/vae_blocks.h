@@ -11,34 +11,10 @@
 #include <memory>
 #include <vector>
 
+#include "models/common/image_layers.h"
 #include "models/common/layers.h"
 
 namespace flashps::vae {
-
-class Conv2dLayer : public torch::nn::Module {
- public:
-  Conv2dLayer(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride = 1,
-              int64_t padding = 0);
-  at::Tensor forward(const at::Tensor& input) const;
-
- private:
-  at::Tensor weight_;
-  at::Tensor bias_;
-  int64_t stride_;
-  int64_t padding_;
-};
-
-class GroupNormLayer : public torch::nn::Module {
- public:
-  GroupNormLayer(int64_t num_groups, int64_t channels, double eps);
-  at::Tensor forward(const at::Tensor& input) const;
-
- private:
-  at::Tensor weight_;
-  at::Tensor bias_;
-  int64_t num_groups_;
-  double eps_;
-};
 
 // norm1 -> SiLU -> conv1 -> norm2 -> SiLU -> conv2, plus the input (through a 1x1 conv_shortcut
 // when the channel count changes). No time embedding: the VAE passes temb=None.
