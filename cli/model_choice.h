@@ -1,15 +1,14 @@
-// Which model a command uses: --model DIR, else $FLASHPS_MODEL, else the bundled default model
-// (samples/models/flashps-fill-small, in the source tree or installed), else — only if that
-// folder was removed — a random-weight model created once in the cache, with a warning.
+// Which model a command uses (flashps::choose_model, models/default_model.h) with the CLI's
+// bundled-model locations: the source tree (a build) and the installed data folder (a package).
+// Notes (the random-weight fallback) go to stderr.
 #pragma once
 #include <string>
 
+#include "models/default_model.h"
+
 namespace flashps::cli {
 
-struct ModelChoice {
-  std::string dir;
-  bool random_weights = false;
-};
+using flashps::ModelChoice;
 
 ModelChoice choose_model(const std::string& model_option);
 

@@ -1,0 +1,70 @@
+// The edited document: the image, its mask layer (1 channel, 255 = regenerate) and one undo
+// stack for every mask edit and accepted variation. Mask edits go through flashps::edit so
+// other front ends paint the same pixels.
+#pragma once
+#include <QObject>
+#include <QRect>
+#include <QUndoStack>
+#include <memory>
+#include <vector>
+
+#include "core/image.h"
+#include "edit/mask_painting.h"
+
+namespace flashps_paint {
+
+class Document : public QObject {
+  Q_OBJECT
+ public:
+  explicit Document(QObject* parent = nullptr);
+
+  bool empty() const { return image_.empty(); }
+  const flashps::Image& image() const { return image_; }
+  const flashps::Image& mask() const { return mask_; }
+  QUndoStack& undoStack() { return undo_; }
+
+  // A new image: empty mask, cleared history. Throws flashps::Error (with the SDK's message)
+  // for unreadable files and leaves the document unchanged.
+  void open(const QString& path);
+  void setImage(flashps::Image image);
+
+  // A brush stroke: pixels change as it goes; endStroke() records one undo step.
+  void beginStroke(const flashps::edit::Brush& brush, double x, double y);
+  void strokeTo(double x, double y);
+  void endStroke();
+  bool stroking() const { return stroke_ != nullptr; }
+
+  void fillRectangle(const QRect& rect, bool add);
+  void fillLasso(const std::vector<flashps::edit::Point>& polygon, bool add);
+  void invertMask();
+  void clearMask();
+  void fillMask();
+  void loadMask(const QString& path);  // resized (nearest) to the image; one undo step
+
+  // Accepting a variation: undoable.
+  void replaceImage(const flashps::Image& image, const QString& name);
+
+  // For the undo commands.
+  void restoreMaskRegion(const flashps::PixelBox& box, const flashps::Image& pixels);
+  void setImagePixels(const flashps::Image& image);
+
+ Q_SIGNALS:
+  void imageChanged();
+  void maskChanged(QRect region);  // in image pixels
+
+ private:
+  // Applies `edit` to the whole mask as one undo step named `name`.
+  template <typename Edit>
+  void editWholeMask(const QString& name, Edit edit);
+  void pushMaskEdit(const QString& name, const flashps::PixelBox& box, const flashps::Image& before_mask);
+
+  flashps::Image image_, mask_;
+  QUndoStack undo_;
+  std::unique_ptr<flashps::edit::MaskStroke> stroke_;
+  flashps::Image stroke_start_;  // the mask before the stroke, for its undo step
+  QString stroke_name_;
+};
+
+QRect to_qrect(const flashps::PixelBox& box);
+
+}  // namespace flashps_paint

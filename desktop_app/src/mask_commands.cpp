@@ -1,0 +1,28 @@
+#include "mask_commands.h"
+
+#include "document.h"
+
+namespace flashps_paint {
+
+MaskEditCommand::MaskEditCommand(Document& document, const QString& name, flashps::PixelBox box,
+                                 flashps::Image before, flashps::Image after)
+    : QUndoCommand(name), document_(document), box_(box), before_(std::move(before)), after_(std::move(after)) {}
+
+void MaskEditCommand::undo() { document_.restoreMaskRegion(box_, before_); }
+
+void MaskEditCommand::redo() {
+  if (applied_) {
+    applied_ = false;
+    return;
+  }
+  document_.restoreMaskRegion(box_, after_);
+}
+
+ReplaceImageCommand::ReplaceImageCommand(Document& document, const QString& name, flashps::Image before,
+                                         flashps::Image after)
+    : QUndoCommand(name), document_(document), before_(std::move(before)), after_(std::move(after)) {}
+
+void ReplaceImageCommand::undo() { document_.setImagePixels(before_); }
+void ReplaceImageCommand::redo() { document_.setImagePixels(after_); }
+
+}  // namespace flashps_paint
