@@ -44,6 +44,17 @@ TEST_CASE("template capture then edit with the same request reproduces the full 
     CHECK(edited.stats.blocks_from_cache > 0);
     CHECK(max_pixel_difference(edited.image, full.image) <= 1);
   }
+
+  // Another mask: the tokens the template run regenerated (its own mask) are computed as well,
+  // since their captured activations belong to generated content.
+  EditRequest elsewhere = request;
+  elsewhere.mask = box_mask(64, 48, 40, 8, 16);
+  const EditResult self = pipeline->edit(request);
+  const EditResult other = pipeline->edit(elsewhere);
+  CHECK(other.stats.cache_hit);
+  CHECK(other.stats.compute_saving > 1.0);
+  CHECK(other.stats.compute_saving < self.stats.compute_saving);
+  CHECK_THAT(test::joined_notes(other.stats), Catch::Contains("captured with a mask"));
 }
 
 TEST_CASE("unmasked pixels are pasted back unchanged", "[pipeline]") {

@@ -181,12 +181,21 @@ TEST_CASE("SD templates: registered once, edits replay the unmasked rows of ever
     CHECK(replayed.stats.compute_saving > 1.0);
     CHECK(test::max_pixel_difference(replayed.image, full.image) <= 1);
 
-    // Another mask on the same template: cached rows from the template, masked rows computed.
+    // Another mask on the same template: cached rows from the template, masked rows computed,
+    // and so are the rows the template run regenerated (its mask): a smaller mask inside the
+    // template's saves as much as the template's own, one elsewhere saves less.
     EditRequest smaller = request;
     smaller.mask = test::box_mask(40, 36, 16, 16, 8);
     const EditResult edited = pipeline->edit(smaller);
     CHECK(edited.stats.cache_hit);
-    CHECK(edited.stats.compute_saving > replayed.stats.compute_saving);
+    CHECK(edited.stats.compute_saving == Approx(replayed.stats.compute_saving));
+    EditRequest elsewhere = request;
+    elsewhere.mask = test::box_mask(40, 36, 24, 24, 8);
+    const EditResult apart = pipeline->edit(elsewhere);
+    CHECK(apart.stats.cache_hit);
+    CHECK(apart.stats.compute_saving > 1.0);
+    CHECK(apart.stats.compute_saving < replayed.stats.compute_saving);
+    CHECK_THAT(test::joined_notes(apart.stats), Catch::Contains("captured with a mask"));
     smaller.use_planner = true;  // the planner may compute some blocks in full instead
     const EditResult planned = pipeline->edit(smaller);
     CHECK(planned.stats.blocks_from_cache + planned.stats.blocks_computed == blocks * planned.stats.steps_run);

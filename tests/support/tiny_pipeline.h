@@ -43,6 +43,13 @@ inline Image box_mask(int width, int height, int x0, int y0, int size) {
   return mask;
 }
 
+// An edit's notes, one per line, for Contains checks.
+inline std::string joined_notes(const EditStats& stats) {
+  std::string all;
+  for (const std::string& note : stats.notes) all += note + "\n";
+  return all;
+}
+
 inline int max_pixel_difference(const Image& a, const Image& b) {
   REQUIRE(a.pixels.size() == b.pixels.size());
   int worst = 0;

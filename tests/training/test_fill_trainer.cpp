@@ -83,3 +83,40 @@ TEST_CASE("training stops on request with a checkpoint and exports a loadable mo
   other_seed.seed = 4;
   CHECK_THROWS_WITH(train_fill_model(other_seed), Catch::Contains("seed"));
 }
+
+TEST_CASE("fine-tuning starts from a model folder's weights and autoencoder", "[training]") {
+  test::TempDir first, tuned;
+  auto source = train_fill_model(tiny_options(first.path().string(), 2));
+
+  FillTrainerOptions options = tiny_options(tuned.path().string(), 2);
+  options.seed = 5;  // a fine-tuning run has its own seed and data order
+  options.init_from = source.model_dir;
+  options.loss_target = "sample";
+  options.edge_loss_weight = 1.0;
+  // Stopped after one step, the exported weights are still close to the source's.
+  auto one_step = train_fill_model(options, [](const TrainingProgress&) { return false; });
+  REQUIRE(one_step.last_step == 1);
+  const auto source_weights = load_safetensors(source.model_dir + "/transformer/diffusion_pytorch_model.safetensors");
+  const auto step_one = load_safetensors(one_step.model_dir + "/transformer/diffusion_pytorch_model.safetensors");
+  // The autoencoder is the source's, not one fitted again with the new seed.
+  CHECK(at::equal(load_safetensors(source.model_dir + "/vae/diffusion_pytorch_model.safetensors").at("projection"),
+                  load_safetensors(one_step.model_dir + "/vae/diffusion_pytorch_model.safetensors").at("projection")));
+  // One warm-up step of AdamW moves each weight by about the learning rate (2e-4).
+  double largest_change = 0, largest_weight = 0;
+  for (const auto& [name, tensor] : source_weights) {
+    largest_change = std::max(largest_change, (tensor.to(at::kFloat) - step_one.at(name).to(at::kFloat)).abs().max().item<double>());
+    largest_weight = std::max(largest_weight, tensor.to(at::kFloat).abs().max().item<double>());
+  }
+  CHECK(largest_change < 0.1 * largest_weight);
+  CHECK(largest_change > 0);
+
+  auto resumed = train_fill_model(options);
+  CHECK(resumed.first_step == 1);
+  CHECK(resumed.last_step == 2);
+  CHECK(std::isfinite(resumed.final_average_loss));
+
+  FillTrainerOptions velocity = options;
+  velocity.output_dir = (tuned.path() / "other").string();
+  velocity.loss_target = "velocity";
+  CHECK_THROWS_WITH(train_fill_model(velocity), Catch::Contains("edge loss"));
+}

@@ -29,6 +29,11 @@ int main(int argc, char** argv) {
   app.add_option("--steps", options.steps, "total optimiser steps (a resumed run continues up to this)");
   app.add_option("--tokens-per-batch", options.tokens_per_batch, "image tokens per step");
   app.add_option("--crop-sizes", options.crop_sizes, "crop sizes in pixels, drawn uniformly per step");
+  app.add_option("--loss", options.loss_target, "velocity (weighs low noise up to 25x) or sample (x0, every noise level alike)")
+      ->check(CLI::IsMember({"velocity", "sample"}));
+  app.add_option("--edge-loss", options.edge_loss_weight, "weight of the pixel-gradient loss on the predicted x0 (needs --loss sample)");
+  app.add_option("--init-from", options.init_from, "start from this model folder's weights (fine-tuning; ignored when resuming)")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--lr", options.learning_rate, "peak learning rate");
   app.add_option("--checkpoint-every", options.checkpoint_every, "steps between checkpoints");
   app.add_option("--seed", options.seed, "seed of initialisation and data order");

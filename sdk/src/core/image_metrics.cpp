@@ -50,4 +50,26 @@ double psnr(const at::Tensor& a, const at::Tensor& b, double data_range, const a
   return 10.0 * std::log10(data_range * data_range / mse);
 }
 
+double block_step_ratio(const at::Tensor& image, int64_t block, const at::Tensor& weight) {
+  const at::Tensor pixels = image.to(at::kDouble);
+  const at::Tensor inside = weight.defined() ? (weight > 0) : at::ones({image.size(-2), image.size(-1)}, at::kBool);
+  double border_sum = 0, border_count = 0, inner_sum = 0, inner_count = 0;
+  for (int64_t dim : {-1, -2}) {  // columns, then rows
+    const int64_t length = pixels.size(dim);
+    if (length < 2) continue;
+    const at::Tensor steps = (pixels.narrow(dim, 1, length - 1) - pixels.narrow(dim, 0, length - 1)).abs().mean(0);
+    const at::Tensor pair = inside.narrow(dim, 1, length - 1) & inside.narrow(dim, 0, length - 1);
+    // Pair i joins pixels i and i + 1: it crosses a border when i + 1 is a multiple of block.
+    at::Tensor crosses = ((at::arange(1, length, at::kLong) % block) == 0);
+    crosses = dim == -1 ? crosses.view({1, -1}) : crosses.view({-1, 1});
+    const at::Tensor border = pair & crosses, inner = pair & crosses.logical_not();
+    border_sum += steps.masked_select(border).sum().item<double>();
+    border_count += border.sum().item<double>();
+    inner_sum += steps.masked_select(inner).sum().item<double>();
+    inner_count += inner.sum().item<double>();
+  }
+  if (border_count == 0 || inner_count == 0 || inner_sum == 0) return std::numeric_limits<double>::quiet_NaN();
+  return (border_sum / border_count) / (inner_sum / inner_count);
+}
+
 }  // namespace flashps

@@ -12,5 +12,10 @@ double ssim(const at::Tensor& a, const at::Tensor& b, double data_range,
 // PSNR in dB over the pixels where `weight` > 0 (all if undefined).
 double psnr(const at::Tensor& a, const at::Tensor& b, double data_range,
             const at::Tensor& weight = at::Tensor());
+// Blockiness: the mean absolute difference between neighbouring pixels across the borders of a
+// `block`-pixel grid, divided by the same mean between neighbours inside blocks, over pairs
+// whose both pixels have `weight` > 0 (all if undefined). About 1 for photos; larger where an
+// image is a mosaic of blocks. NaN without pairs of either kind.
+double block_step_ratio(const at::Tensor& image, int64_t block, const at::Tensor& weight = at::Tensor());
 
 }  // namespace flashps

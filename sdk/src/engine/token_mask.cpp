@@ -23,6 +23,13 @@ TokenMask token_mask_from_grid(const at::Tensor& grid) {
   return mask;
 }
 
+TokenMask unite_token_masks(const TokenMask& a, const TokenMask& b) {
+  if (a.grid_height != b.grid_height || a.grid_width != b.grid_width)
+    throw Error("token masks of different grids (" + std::to_string(a.grid_width) + "x" + std::to_string(a.grid_height) +
+                " and " + std::to_string(b.grid_width) + "x" + std::to_string(b.grid_height) + ") cannot be united");
+  return token_mask_from_grid((a.masked | b.masked).view({a.grid_height, a.grid_width}));
+}
+
 TokenMask token_mask_from_pixels(const at::Tensor& pixel_mask, int64_t pixels_per_token,
                                  int64_t dilation_tokens, double threshold) {
   if (pixel_mask.dim() != 2) throw Error("pixel mask must be 2-D [H, W]");

@@ -27,6 +27,9 @@ TokenMask token_mask_from_pixels(const at::Tensor& pixel_mask, int64_t pixels_pe
 // From a bool grid [h, w] of tokens.
 TokenMask token_mask_from_grid(const at::Tensor& grid);
 
+// Tokens masked in either (same grid; Error otherwise).
+TokenMask unite_token_masks(const TokenMask& a, const TokenMask& b);
+
 // The mask at half the resolution (a stride-2 downsampling, odd sides rounding up): a token is
 // masked if any of the up to 2x2 tokens it covers is (max-pooling). A UNet's deeper levels.
 TokenMask halve_token_mask(const TokenMask& mask);

@@ -9,6 +9,7 @@
 #include "core/content_hash.h"
 #include "core/error.h"
 #include "core/json_file.h"
+#include "engine/template_mask.h"
 #include "models/model_files.h"
 #include "pipeline/flux_edit_job.h"
 
@@ -94,6 +95,7 @@ TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& request, 
   begin_denoising(job);
   while (!job.denoised()) step({&job});
   if (job.failed()) std::rethrow_exception(job.error());
+  engine::put_template_mask(*job.capture_writer, job.prepared.token_mask);
   auto capture = job.capture_writer->commit();
   TemplateInfo info;
   info.stats = job.stats_;

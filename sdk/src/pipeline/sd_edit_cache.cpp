@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "engine/planner.h"
+#include "engine/template_mask.h"
 #include "models/unet/unet_block_work.h"
 #include "pipeline/sd_edit_job.h"
 #include "pipeline/sd_inpaint_pipeline.h"
@@ -37,6 +38,25 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
   if (!capture->contains({last_step, 0, engine::Slot::hidden})) {
     stats.notes.push_back("template capture has no 'hidden' activations: computed in full");
     return;
+  }
+  // Tokens the template run regenerated hold no reusable activations: computed as well.
+  engine::TokenMask compute_mask;
+  try {
+    compute_mask = engine::replay_compute_mask(*capture, job.token_mask);
+  } catch (const std::exception& error) {
+    stats.notes.push_back(std::string("template capture unreadable (") + error.what() + "): computed in full");
+    return;
+  }
+  if (compute_mask.masked_count() > job.token_mask.masked_count()) {
+    stats.notes.push_back("the template was captured with a mask: its " +
+                          std::to_string(compute_mask.masked_count() - job.token_mask.masked_count()) +
+                          " latent pixels outside this edit's mask are computed too");
+    if (compute_mask.full()) {
+      stats.notes.push_back("no latent pixel is left to replay: computed in full");
+      return;
+    }
+    job.token_mask = std::move(compute_mask);
+    job.masked_tokens_ = job.rows() * job.token_mask.masked_count();
   }
   const UNetConfig& config = components_.unet->config();
   const std::vector<engine::TokenMask> masks = unet_block_masks(config, job.token_mask, job.rows());
@@ -75,6 +95,7 @@ TemplateInfo SDInpaintPipeline::register_template(const EditRequest& request) {
     step({job.get()});
     if (job->failed()) std::rethrow_exception(job->error());
   }
+  engine::put_template_mask(*job->capture_writer, job->token_mask);
   auto capture = job->capture_writer->commit();
   TemplateInfo info;
   info.stats = job->stats();

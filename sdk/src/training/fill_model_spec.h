@@ -17,7 +17,8 @@ namespace flashps::training {
 
 struct FillModelSpec {
   FluxConfig transformer;
-  PatchAutoencoderConfig autoencoder;  // patch size and channels; the projection is fitted to the photos
+  PatchAutoencoderConfig autoencoder;  // patch size and channels; the projection is fitted to the photos;
+                                       // deblocking is written to the exported decoder only
   nlohmann::json scheduler_config;
   int64_t text_tokens = 4;  // learned "empty prompt" tokens (the model is unconditional)
   int native_size = 256;    // edit resolution; larger images are edited through a window

@@ -133,6 +133,11 @@ bool load_checkpoint(TrainingState& state, torch::optim::AdamW& optimizer, const
   return true;
 }
 
+bool has_checkpoint(const FillTrainerOptions& options) {
+  const fs::path root(options.output_dir);
+  return options.resume && (fs::exists(root / "checkpoint" / "state.json") || fs::exists(root / "checkpoint.old" / "state.json"));
+}
+
 double learning_rate_at(const FillTrainerOptions& options, int64_t step) {
   if (step < options.warmup_steps) return options.learning_rate * (step + 1) / options.warmup_steps;
   // Cosine decay to a tenth of the peak over the planned steps.
@@ -172,6 +177,29 @@ Example make_example(const TrainingState& state, const PatchAutoencoder& autoenc
   return example;
 }
 
+// Mean squared difference of horizontal and vertical pixel gradients between the decoded
+// prediction and the decoded target, weighted like the tokens they lie in, in latent units.
+at::Tensor edge_loss(const PatchAutoencoder& autoencoder, const at::Tensor& predicted, const at::Tensor& clean,
+                     const at::Tensor& token_weight, const at::Tensor& img_ids) {
+  const int64_t token_rows = img_ids.select(1, 1).max().item<int64_t>() + 1;
+  const int64_t token_columns = img_ids.select(1, 2).max().item<int64_t>() + 1;
+  auto decode = [&](const at::Tensor& tokens) {
+    return autoencoder.decode_latents_unfiltered(unpack_latents(tokens, token_rows * 2, token_columns * 2).unsqueeze(0))[0];
+  };
+  const at::Tensor difference = decode(predicted) - decode(clean);  // [3, H, W]
+  const int64_t token_pixels = 2 * autoencoder.scale_factor();
+  const at::Tensor pixel_weight = token_weight.view({token_rows, token_columns})
+                                      .repeat_interleave(token_pixels, 0)
+                                      .repeat_interleave(token_pixels, 1);
+  auto weighted = [](const at::Tensor& squared, const at::Tensor& weight) { return (squared * weight).sum() / weight.sum(); };
+  const at::Tensor horizontal = (difference.narrow(2, 1, difference.size(2) - 1) - difference.narrow(2, 0, difference.size(2) - 1)).pow(2).mean(0);
+  const at::Tensor vertical = (difference.narrow(1, 1, difference.size(1) - 1) - difference.narrow(1, 0, difference.size(1) - 1)).pow(2).mean(0);
+  const double scale = autoencoder.config().scaling_factor;
+  return scale * scale *
+         (weighted(horizontal, pixel_weight.narrow(1, 1, pixel_weight.size(1) - 1)) +
+          weighted(vertical, pixel_weight.narrow(0, 1, pixel_weight.size(0) - 1)));
+}
+
 }  // namespace
 
 TrainingSummary train_fill_model(const FillTrainerOptions& options, const TrainingCallback& callback) {
@@ -190,23 +218,35 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   // crops) and kept beside the checkpoint, so a resumed run uses exactly the same one.
   const fs::path autoencoder_dir = fs::path(options.output_dir) / "autoencoder";
   std::shared_ptr<PatchAutoencoder> fitted;
-  if (options.resume && fs::exists(autoencoder_dir / "config.json")) {
-    fitted = load_patch_autoencoder(autoencoder_dir.string());
+  const bool fine_tuning = !options.init_from.empty() && !has_checkpoint(options);
+  const fs::path autoencoder_source = options.resume && fs::exists(autoencoder_dir / "config.json") ? autoencoder_dir
+                                      : fine_tuning ? fs::path(options.init_from) / "vae"  // the transformer's own
+                                                    : fs::path();
+  if (!autoencoder_source.empty()) {
+    fitted = load_patch_autoencoder(autoencoder_source.string());
     if (fitted->config().patch_size != options.spec.autoencoder.patch_size ||
         fitted->latent_channels() != options.spec.autoencoder.channels())
-      throw Error(autoencoder_dir.string() + ": autoencoder does not match the model spec");
+      throw Error(autoencoder_source.string() + ": autoencoder does not match the model spec");
   } else {
     std::mt19937_64 rng(options.seed + 2);
     std::vector<at::Tensor> crops;
     for (int i = 0; i < 256; ++i) crops.push_back(photos.random_crop(64, rng));
     fitted = fit_patch_autoencoder(crops, options.spec.autoencoder.patch_size, options.spec.autoencoder.channels());
-    write_patch_autoencoder(autoencoder_dir.string(), *fitted);
   }
+  if (autoencoder_source != autoencoder_dir) write_patch_autoencoder(autoencoder_dir.string(), *fitted);
   const PatchAutoencoder& autoencoder = *fitted;
   const double base_shift = options.spec.scheduler_config.value("base_shift", 0.5);
   const double max_shift = options.spec.scheduler_config.value("max_shift", 1.15);
   const int base_length = options.spec.scheduler_config.value("base_image_seq_len", 256);
   const int max_length = options.spec.scheduler_config.value("max_image_seq_len", 4096);
+
+  if (options.loss_target != "velocity" && options.loss_target != "sample")
+    throw Error("training: loss target must be 'velocity' or 'sample', got '" + options.loss_target + "'");
+  if (options.edge_loss_weight > 0 && options.loss_target != "sample")
+    throw Error("training: the edge loss needs the 'sample' loss target");
+  if (options.loss_target == "sample" && options.spec.prediction_type != "sample")
+    throw Error("training: the 'sample' loss needs an x0-predicting model (prediction_type 'sample')");
+  const bool sample_loss = options.loss_target == "sample";
 
   TrainingState state;
   state.model = FluxTransformer(options.spec.transformer);
@@ -215,6 +255,13 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   state.prompt_embeds = at::randn({options.spec.text_tokens, options.spec.transformer.joint_attention_dim}, generator) * 0.02;
   state.pooled_prompt_embeds = at::zeros({options.spec.transformer.pooled_projection_dim});
   for (at::Tensor& parameter : state.parameters()) parameter.set_requires_grad(true);
+  if (fine_tuning) {
+    std::vector<std::pair<std::string, at::Tensor>> transformer;
+    for (const auto& item : state.model->named_parameters(true)) transformer.emplace_back(item.key(), item.value());
+    load_into(transformer, (fs::path(options.init_from) / "transformer" / "diffusion_pytorch_model.safetensors").string());
+    load_into({{"prompt_embeds", state.prompt_embeds}, {"pooled_prompt_embeds", state.pooled_prompt_embeds}},
+              (fs::path(options.init_from) / "empty_prompt_embeds.safetensors").string());
+  }
   for (const at::Tensor& parameter : state.parameters()) state.ema.push_back(parameter.detach().clone());
 
   torch::optim::AdamW optimizer(state.parameters(),
@@ -225,7 +272,12 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   summary.first_step = state.step;
   summary.model_dir = (fs::path(options.output_dir) / "model").string();
   const auto start = std::chrono::steady_clock::now();
+  nlohmann::json training_notes = {{"seed", options.seed}, {"loss_target", options.loss_target}};
+  if (options.edge_loss_weight > 0) training_notes["edge_loss_weight"] = options.edge_loss_weight;
+  if (!options.init_from.empty()) training_notes["init_from"] = fs::path(options.init_from).filename().string();
   auto export_model = [&] {
+    training_notes["steps"] = state.step;
+    training_notes["samples_seen"] = state.samples_seen;
     // The exported model carries the EMA weights (smoother than the last step's).
     FluxTransformer exported(options.spec.transformer);
     at::NoGradGuard no_grad;
@@ -235,7 +287,7 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
     for (auto& item : exported->named_parameters(true)) item.value().copy_(ema_by_name.at(item.key()));
     write_fill_model(summary.model_dir, options.spec, autoencoder, *exported, ema_by_name.at("prompt_embeds"),
                      ema_by_name.at("pooled_prompt_embeds"), at::kBFloat16,
-                     {{"steps", state.step}, {"samples_seen", state.samples_seen}, {"seed", options.seed}});
+                     training_notes);
   };
 
   while (state.step < options.steps) {
@@ -267,15 +319,25 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
     std::vector<at::Tensor> outputs = state.model->forward(requests);
     at::Tensor loss = at::zeros({});
     for (size_t i = 0; i < examples.size(); ++i) {
-      // The loss is on the velocity either way; an x0-predicting model's velocity is
-      // (x_t - x0) / sigma, with sigma floored so near-clean samples do not dominate.
-      at::Tensor velocity = outputs[i];
-      if (options.spec.prediction_type == "sample")
-        velocity = (examples[i].noisy - outputs[i]) / std::max(examples[i].sigma, 0.2);
-      at::Tensor target = examples[i].target;
-      if (options.spec.prediction_type == "sample" && examples[i].sigma < 0.2)
-        target = target * (examples[i].sigma / 0.2);  // same floor on both sides: (x_t - x0) / 0.2
-      at::Tensor per_token = (velocity - target).pow(2).mean(1);
+      at::Tensor per_token;
+      if (sample_loss) {
+        // x0 = x_t - sigma * (noise - x0)
+        at::Tensor clean = examples[i].noisy - examples[i].sigma * examples[i].target;
+        per_token = (outputs[i] - clean).pow(2).mean(1);
+        if (options.edge_loss_weight > 0)
+          loss = loss + options.edge_loss_weight * edge_loss(autoencoder, outputs[i], clean, examples[i].token_weight,
+                                                             examples[i].request.img_ids);
+      } else {
+        // On the velocity; an x0-predicting model's velocity is (x_t - x0) / sigma, with sigma
+        // floored so near-clean samples do not dominate.
+        at::Tensor velocity = outputs[i];
+        if (options.spec.prediction_type == "sample")
+          velocity = (examples[i].noisy - outputs[i]) / std::max(examples[i].sigma, 0.2);
+        at::Tensor target = examples[i].target;
+        if (options.spec.prediction_type == "sample" && examples[i].sigma < 0.2)
+          target = target * (examples[i].sigma / 0.2);  // same floor on both sides: (x_t - x0) / 0.2
+        per_token = (velocity - target).pow(2).mean(1);
+      }
       loss = loss + (per_token * examples[i].token_weight).sum() / examples[i].token_weight.sum();
     }
     loss = loss / static_cast<double>(examples.size());

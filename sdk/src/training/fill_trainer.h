@@ -25,6 +25,18 @@ struct FillTrainerOptions {
   int64_t warmup_steps = 100;
   double ema_decay = 0.999;
   double unmasked_loss_weight = 0.3;       // tokens the conditioning already shows are easier
+  // What the loss compares, for an x0-predicting model. "velocity": the implied flow velocity,
+  // (x_t - x0) / sigma, which weighs low noise levels up to 25x more than high ones. "sample":
+  // the clean latents themselves, every noise level alike, so the model learns to ignore the
+  // noise at high sigma (a model trained on "velocity" let the first step's noise through).
+  std::string loss_target = "velocity";
+  // Weight of a loss on the pixel gradients of the predicted x0 (decoded by the linear patch
+  // autoencoder) against the photo's: neighbouring 8x8-pixel tokens that disagree make steps at
+  // token borders that the per-token loss barely sees. In latent units; needs loss "sample".
+  double edge_loss_weight = 0;
+  // A model folder (flashps-train's model/ or a shipped one) whose transformer, prompt embeddings
+  // and autoencoder start a new run (fine-tuning); ignored when a checkpoint exists.
+  std::string init_from;
   int64_t checkpoint_every = 50;
   uint64_t seed = 1;
   bool resume = true;

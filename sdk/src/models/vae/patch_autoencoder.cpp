@@ -13,12 +13,17 @@
 namespace flashps {
 
 nlohmann::json PatchAutoencoderConfig::to_json() const {
-  return {{"_class_name", "FlashPSPatchAutoencoder"},
-          {"patch_size", patch_size},
-          {"in_channels", in_channels},
-          {"latent_channels", channels()},
-          {"scaling_factor", scaling_factor},
-          {"shift_factor", shift_factor}};
+  nlohmann::json json = {{"_class_name", "FlashPSPatchAutoencoder"},
+                         {"patch_size", patch_size},
+                         {"in_channels", in_channels},
+                         {"latent_channels", channels()},
+                         {"scaling_factor", scaling_factor},
+                         {"shift_factor", shift_factor}};
+  if (deblocking.enabled())
+    json["deblocking"] = {{"block", deblocking.block},
+                          {"edge_threshold", deblocking.edge_threshold},
+                          {"flatness_threshold", deblocking.flatness_threshold}};
+  return json;
 }
 
 PatchAutoencoderConfig parse_patch_autoencoder_config(const nlohmann::json& json, const std::string& source) {
@@ -29,6 +34,13 @@ PatchAutoencoderConfig parse_patch_autoencoder_config(const nlohmann::json& json
     config.latent_channels = json.value("latent_channels", config.latent_channels);
     config.scaling_factor = json.value("scaling_factor", config.scaling_factor);
     config.shift_factor = json.value("shift_factor", config.shift_factor);
+    if (json.contains("deblocking")) {
+      const nlohmann::json& deblocking = json.at("deblocking");
+      if (!deblocking.is_object()) throw Error(source + ": deblocking must be an object");
+      config.deblocking.block = deblocking.value("block", int64_t{8});
+      config.deblocking.edge_threshold = deblocking.value("edge_threshold", config.deblocking.edge_threshold);
+      config.deblocking.flatness_threshold = deblocking.value("flatness_threshold", config.deblocking.flatness_threshold);
+    }
   } catch (const nlohmann::json::exception& e) {
     throw Error(source + ": " + e.what());
   }
@@ -41,6 +53,13 @@ PatchAutoencoderConfig parse_patch_autoencoder_config(const nlohmann::json& json
   if (!(config.scaling_factor > 0) || !std::isfinite(config.scaling_factor))
     throw Error(source + ": scaling_factor must be a positive number");
   if (!std::isfinite(config.shift_factor)) throw Error(source + ": shift_factor must be finite");
+  const DeblockingFilter& deblocking = config.deblocking;
+  if (deblocking.block != 0 && (deblocking.block < 4 || deblocking.block % 2 != 0 || deblocking.block > 256))
+    throw Error(source + ": deblocking.block must be 0 (off) or an even number from 4 to 256, got " +
+                std::to_string(deblocking.block));
+  if (!(deblocking.edge_threshold >= 0) || !std::isfinite(deblocking.edge_threshold) ||
+      !(deblocking.flatness_threshold >= 0) || !std::isfinite(deblocking.flatness_threshold))
+    throw Error(source + ": deblocking thresholds must be finite and not negative");
   return config;
 }
 
@@ -75,6 +94,10 @@ at::Tensor PatchAutoencoder::encode_to_latents(const at::Tensor& image) const {
 }
 
 at::Tensor PatchAutoencoder::decode_latents(const at::Tensor& latents) const {
+  return apply_deblocking_filter(decode_latents_unfiltered(latents), config_.deblocking);
+}
+
+at::Tensor PatchAutoencoder::decode_latents_unfiltered(const at::Tensor& latents) const {
   if (latents.dim() != 4 || latents.size(1) != latent_channels())
     throw Error("patch autoencoder: expected latents [B, " + std::to_string(latent_channels()) + ", h, w]");
   at::Tensor patches = latents.to(at::kFloat) / config_.scaling_factor + config_.shift_factor;

@@ -6,7 +6,10 @@
 // training photos at no training cost (see samples/models/flashps-fill-small/MODEL_CARD.md).
 //
 // vae/config.json: {"_class_name": "FlashPSPatchAutoencoder", "patch_size": 4, "in_channels": 3,
-//                   "latent_channels": 16, "scaling_factor": 0.88, "shift_factor": 0.0}
+//                   "latent_channels": 16, "scaling_factor": 0.88, "shift_factor": 0.0,
+//                   "deblocking": {"block": 8, "edge_threshold": 0.3, "flatness_threshold": 0.05}}
+// "deblocking" (optional) smooths small steps at block borders after decoding
+// (models/vae/deblocking_filter.h).
 // vae/diffusion_pytorch_model.safetensors (when latent_channels < 3*p*p):
 //   "projection" [latent_channels, 3*p*p] (orthonormal rows), "mean" [3*p*p]
 #pragma once
@@ -14,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/vae/deblocking_filter.h"
 #include "models/vae/image_autoencoder.h"
 
 namespace flashps {
@@ -24,6 +28,7 @@ struct PatchAutoencoderConfig {
   int64_t latent_channels = 0;  // 0 = 3*p*p (no projection)
   double scaling_factor = 1.0;
   double shift_factor = 0.0;
+  DeblockingFilter deblocking;  // off unless the config has "deblocking"
 
   int64_t patch_values() const { return in_channels * patch_size * patch_size; }
   int64_t channels() const { return latent_channels > 0 ? latent_channels : patch_values(); }
@@ -46,7 +51,8 @@ class PatchAutoencoder : public ImageAutoencoder {
   int64_t latent_channels() const override { return config_.channels(); }
   int64_t scale_factor() const override { return config_.patch_size; }
   at::Tensor encode_to_latents(const at::Tensor& image) const override;
-  at::Tensor decode_latents(const at::Tensor& latents) const override;
+  at::Tensor decode_latents(const at::Tensor& latents) const override;  // with the deblocking filter
+  at::Tensor decode_latents_unfiltered(const at::Tensor& latents) const;  // the linear decoder alone
 
  private:
   PatchAutoencoderConfig config_;
