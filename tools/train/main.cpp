@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   flashps::training::FillTrainerOptions options;
   int threads = 0;
   double max_minutes = 0;
+  int64_t stop_at_step = 0;
   bool no_resume = false;
   app.add_option("--photos", options.photo_folders, "folders of training photos (repeatable)")->required();
   app.add_option("--out", options.output_dir, "output folder (checkpoint/ and model/)")->required();
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
   app.add_option("--lr", options.learning_rate, "peak learning rate");
   app.add_option("--checkpoint-every", options.checkpoint_every, "steps between checkpoints");
   app.add_option("--seed", options.seed, "seed of initialisation and data order");
+  app.add_option("--stop-at-step", stop_at_step,
+                 "stop (with a checkpoint and export) after this step, keeping the learning-rate schedule of --steps");
   app.add_option("--max-minutes", max_minutes, "stop (with a checkpoint) after this much wall time");
   app.add_option("--threads", threads, "CPU threads (default: all cores)");
   app.add_flag("--no-resume", no_resume, "start over even if a checkpoint exists");
@@ -57,7 +60,7 @@ int main(int argc, char** argv) {
                   static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.loss, p.average_loss,
                   p.seconds_per_step, static_cast<long long>(p.samples_seen), minutes);
       std::fflush(stdout);
-      return !interrupted && (max_minutes <= 0 || minutes < max_minutes);
+      return !interrupted && (max_minutes <= 0 || minutes < max_minutes) && (stop_at_step <= 0 || p.step < stop_at_step);
     });
     std::printf("trained steps %lld..%lld in %.1f min, average loss %.4f%s; model: %s\n",
                 static_cast<long long>(summary.first_step), static_cast<long long>(summary.last_step),

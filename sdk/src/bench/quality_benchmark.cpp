@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <iomanip>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -30,6 +31,12 @@ Image mask_image(const at::Tensor& mask) {
   Image image(static_cast<int>(mask.size(1)), static_cast<int>(mask.size(0)), 1);
   std::memcpy(image.pixels.data(), bytes.data_ptr<uint8_t>(), image.pixels.size());
   return image;
+}
+
+std::string format_fixed(double value, int decimals) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << value;
+  return out.str();
 }
 
 struct Score {
@@ -104,7 +111,8 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
     report_progress(options.progress, {"quality", i + 1, total, seconds_since(start)});
   }
   for (size_t m = 0; m < methods.size(); ++m)
-    rows[m].block_step_ratio = block_ratio_counts[m] ? rows[m].block_step_ratio / block_ratio_counts[m] : 0;
+    rows[m].block_step_ratio = block_ratio_counts[m] ? rows[m].block_step_ratio / block_ratio_counts[m]
+                                                     : std::numeric_limits<double>::quiet_NaN();  // e.g. flat fills
   report.rows = rows;
   double mean_ratio = 0;
   for (double r : mask_ratios) mean_ratio += r / std::max<size_t>(1, mask_ratios.size());
@@ -178,7 +186,8 @@ std::string QualityReport::table() const {
   for (const QualityRow& row : rows)
     out << std::left << std::setw(10) << row.method << std::right << std::setprecision(2) << std::setw(9) << row.psnr
         << std::setprecision(4) << std::setw(8) << row.ssim << std::setprecision(2) << std::setw(8)
-        << row.block_step_ratio << std::setprecision(1) << std::setw(9) << row.seconds
+        << (std::isfinite(row.block_step_ratio) ? format_fixed(row.block_step_ratio, 2) : std::string("-"))
+        << std::setprecision(1) << std::setw(9) << row.seconds
         << "\n";
   if (!fidelity.empty()) {
     out << "mask-aware edit vs full compute (template captured with another seed and mask)\n";

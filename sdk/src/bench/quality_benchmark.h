@@ -26,7 +26,7 @@ struct QualityBenchmarkOptions {
 struct QualityRow {
   std::string method;  // model | mean_fill | telea
   double psnr = 0, ssim = 0;  // masked region, averaged over crops
-  double block_step_ratio = 0;  // masked region: steps across token borders / steps inside tokens (photos: ~1)
+  double block_step_ratio = 0;  // masked region: steps across token borders / inside tokens (photos ~1; NaN: flat)
   double seconds = 0;         // total time of this method over all crops
 };
 
