@@ -28,4 +28,24 @@ TokenMask replay_compute_mask(const Capture& capture, const TokenMask& edit_mask
   return unite_token_masks(edit_mask, template_mask(capture, edit_mask.grid_height, edit_mask.grid_width));
 }
 
+std::optional<TokenMask> replay_compute_mask_noted(const Capture& capture, const TokenMask& edit_mask,
+                                                   const std::string& unit, std::vector<std::string>& notes) {
+  TokenMask compute;
+  try {
+    compute = replay_compute_mask(capture, edit_mask);
+  } catch (const std::exception& error) {
+    notes.push_back(std::string("template capture unreadable (") + error.what() + "): computed in full");
+    return std::nullopt;
+  }
+  const int64_t added = compute.masked_count() - edit_mask.masked_count();
+  if (added == 0) return compute;
+  notes.push_back("the template was captured with a mask: its " + std::to_string(added) + " " + unit +
+                  " outside this edit's mask are computed too");
+  if (compute.full()) {
+    notes.push_back("no " + unit + " left to replay: computed in full");
+    return std::nullopt;
+  }
+  return compute;
+}
+
 }  // namespace flashps::engine

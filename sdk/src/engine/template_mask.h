@@ -4,6 +4,10 @@
 // the union of its own mask and this one. Captures without the entry (none masked) replay as
 // before.
 #pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "engine/capture.h"
 #include "engine/token_mask.h"
 
@@ -20,5 +24,12 @@ TokenMask template_mask(const Capture& capture, int64_t grid_height, int64_t gri
 
 // The tokens an edit with `edit_mask` computes when replaying `capture`.
 TokenMask replay_compute_mask(const Capture& capture, const TokenMask& edit_mask);
+
+// replay_compute_mask for a pipeline: adds a note when the template's mask adds tokens
+// (`unit` names them: "tokens", "latent pixels"), and returns nothing, with a note, when the
+// edit must be computed in full instead (the stored mask is unreadable, or no token is left to
+// replay).
+std::optional<TokenMask> replay_compute_mask_noted(const Capture& capture, const TokenMask& edit_mask,
+                                                   const std::string& unit, std::vector<std::string>& notes);
 
 }  // namespace flashps::engine

@@ -70,22 +70,11 @@ void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
   }
 
   // Tokens the template run regenerated hold no reusable activations: computed as well.
-  engine::TokenMask compute_mask;
-  try {
-    compute_mask = engine::replay_compute_mask(*capture, job.prepared.token_mask);
-  } catch (const std::exception& error) {
-    stats.notes.push_back(std::string("template capture unreadable (") + error.what() + "): computed in full");
-    return;
-  }
-  if (compute_mask.masked_count() > job.prepared.token_mask.masked_count()) {
-    stats.notes.push_back("the template was captured with a mask: its " +
-                          std::to_string(compute_mask.masked_count() - job.prepared.token_mask.masked_count()) +
-                          " tokens outside this edit's mask are computed too");
-    if (compute_mask.full()) {
-      stats.notes.push_back("no token is left to replay: computed in full");
-      return;
-    }
-    job.prepared.token_mask = std::move(compute_mask);
+  std::optional<engine::TokenMask> compute_mask =
+      engine::replay_compute_mask_noted(*capture, job.prepared.token_mask, "tokens", stats.notes);
+  if (!compute_mask) return;
+  if (compute_mask->masked_count() > job.prepared.token_mask.masked_count()) {
+    job.prepared.token_mask = std::move(*compute_mask);
     job.masked_tokens_ = job.prepared.token_mask.masked_count();
   }
 

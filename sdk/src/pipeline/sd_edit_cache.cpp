@@ -40,22 +40,11 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
     return;
   }
   // Tokens the template run regenerated hold no reusable activations: computed as well.
-  engine::TokenMask compute_mask;
-  try {
-    compute_mask = engine::replay_compute_mask(*capture, job.token_mask);
-  } catch (const std::exception& error) {
-    stats.notes.push_back(std::string("template capture unreadable (") + error.what() + "): computed in full");
-    return;
-  }
-  if (compute_mask.masked_count() > job.token_mask.masked_count()) {
-    stats.notes.push_back("the template was captured with a mask: its " +
-                          std::to_string(compute_mask.masked_count() - job.token_mask.masked_count()) +
-                          " latent pixels outside this edit's mask are computed too");
-    if (compute_mask.full()) {
-      stats.notes.push_back("no latent pixel is left to replay: computed in full");
-      return;
-    }
-    job.token_mask = std::move(compute_mask);
+  std::optional<engine::TokenMask> compute_mask =
+      engine::replay_compute_mask_noted(*capture, job.token_mask, "latent pixels", stats.notes);
+  if (!compute_mask) return;
+  if (compute_mask->masked_count() > job.token_mask.masked_count()) {
+    job.token_mask = std::move(*compute_mask);
     job.masked_tokens_ = job.rows() * job.token_mask.masked_count();
   }
   const UNetConfig& config = components_.unet->config();
