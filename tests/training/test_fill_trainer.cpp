@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "core/tensor_io.h"
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "support/temp_dir.h"
@@ -119,4 +120,30 @@ TEST_CASE("fine-tuning starts from a model folder's weights and autoencoder", "[
   velocity.output_dir = (tuned.path() / "other").string();
   velocity.loss_target = "velocity";
   CHECK_THROWS_WITH(train_fill_model(velocity), Catch::Contains("edge loss"));
+}
+
+TEST_CASE("channel-balanced loss weighs the autoencoder's components by their variance", "[training]") {
+  test::TempDir plain, balanced;
+  FillTrainerOptions options = tiny_options(plain.path().string(), 1);
+  options.loss_target = "sample";
+  auto unweighted = train_fill_model(options);
+  options.output_dir = balanced.path().string();
+  options.channel_balance = 1.0;
+  auto weighted = train_fill_model(options);
+  // Same data, noise and initial weights: only the loss's weighting differs.
+  CHECK(weighted.final_average_loss != unweighted.final_average_loss);
+  const nlohmann::json index = read_json_file(weighted.model_dir + "/model_index.json");
+  const nlohmann::json& recorded = index.at("_flashps_training").at("channel_balance");
+  CHECK(recorded.at("exponent").get<double>() == 1.0);
+  // Principal components differ in variance, so whitening weighs them differently; the weights
+  // are normalised to mean 1, so the largest exceeds 1 and the smallest is below.
+  CHECK(recorded.at("weight_max").get<double>() > 1.0);
+  CHECK(recorded.at("weight_min").get<double>() < 1.0);
+  CHECK(recorded.at("weight_max").get<double>() > 4 * recorded.at("weight_min").get<double>());
+  CHECK_FALSE(read_json_file(unweighted.model_dir + "/model_index.json").at("_flashps_training").contains("channel_balance"));
+
+  FillTrainerOptions velocity = options;
+  velocity.output_dir = (balanced.path() / "other").string();
+  velocity.loss_target = "velocity";
+  CHECK_THROWS_WITH(train_fill_model(velocity), Catch::Contains("channel-balance"));
 }

@@ -33,6 +33,9 @@ int main(int argc, char** argv) {
   app.add_option("--loss", options.loss_target, "velocity (weighs low noise up to 25x) or sample (x0, every noise level alike)")
       ->check(CLI::IsMember({"velocity", "sample"}));
   app.add_option("--edge-loss", options.edge_loss_weight, "weight of the pixel-gradient loss on the predicted x0 (needs --loss sample)");
+  app.add_option("--channel-balance", options.channel_balance,
+                 "exponent a of the per-latent-value loss weights var^-a (1: loss in whitened latents; needs --loss sample)")
+      ->check(CLI::Range(0.0, 2.0));
   app.add_option("--init-from", options.init_from, "start from this model folder's weights (fine-tuning; ignored when resuming)")
       ->check(CLI::ExistingDirectory);
   app.add_option("--lr", options.learning_rate, "peak learning rate");

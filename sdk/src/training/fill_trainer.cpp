@@ -200,6 +200,19 @@ at::Tensor edge_loss(const PatchAutoencoder& autoencoder, const at::Tensor& pred
           weighted(vertical, pixel_weight.narrow(0, 1, pixel_weight.size(0) - 1)));
 }
 
+// Weights var^-exponent of the packed latent values (normalised to mean 1), the variances taken
+// over random photo crops; deterministic for a seed, so a resumed run weighs alike.
+at::Tensor latent_value_weights(const PatchAutoencoder& autoencoder, const PhotoSet& photos, double exponent,
+                                uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<at::Tensor> tokens;
+  for (int i = 0; i < 256; ++i)
+    tokens.push_back(pack_latents(autoencoder.encode_to_latents(photos.random_crop(64, rng).unsqueeze(0))[0]));
+  const at::Tensor variance = at::cat(tokens).to(at::kDouble).var(0).clamp_min(1e-8);
+  at::Tensor weights = variance.pow(-exponent);
+  return (weights / weights.mean()).to(at::kFloat);
+}
+
 }  // namespace
 
 TrainingSummary train_fill_model(const FillTrainerOptions& options, const TrainingCallback& callback) {
@@ -247,6 +260,10 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   if (options.loss_target == "sample" && options.spec.prediction_type != "sample")
     throw Error("training: the 'sample' loss needs an x0-predicting model (prediction_type 'sample')");
   const bool sample_loss = options.loss_target == "sample";
+  if (options.channel_balance > 0 && !sample_loss) throw Error("training: --channel-balance needs the 'sample' loss target");
+  const at::Tensor value_weights =
+      options.channel_balance > 0 ? latent_value_weights(autoencoder, photos, options.channel_balance, options.seed + 3)
+                                  : at::Tensor();
 
   TrainingState state;
   state.model = FluxTransformer(options.spec.transformer);
@@ -274,6 +291,10 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   const auto start = std::chrono::steady_clock::now();
   nlohmann::json training_notes = {{"seed", options.seed}, {"loss_target", options.loss_target}};
   if (options.edge_loss_weight > 0) training_notes["edge_loss_weight"] = options.edge_loss_weight;
+  if (options.channel_balance > 0)
+    training_notes["channel_balance"] = {{"exponent", options.channel_balance},
+                                         {"weight_min", value_weights.min().item<double>()},
+                                         {"weight_max", value_weights.max().item<double>()}};
   if (!options.init_from.empty()) training_notes["init_from"] = fs::path(options.init_from).filename().string();
   auto export_model = [&] {
     training_notes["steps"] = state.step;
@@ -323,7 +344,8 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
       if (sample_loss) {
         // x0 = x_t - sigma * (noise - x0)
         at::Tensor clean = examples[i].noisy - examples[i].sigma * examples[i].target;
-        per_token = (outputs[i] - clean).pow(2).mean(1);
+        at::Tensor squared = (outputs[i] - clean).pow(2);
+        per_token = (value_weights.defined() ? squared * value_weights : squared).mean(1);
         if (options.edge_loss_weight > 0)
           loss = loss + options.edge_loss_weight * edge_loss(autoencoder, outputs[i], clean, examples[i].token_weight,
                                                              examples[i].request.img_ids);

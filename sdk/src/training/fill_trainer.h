@@ -34,6 +34,12 @@ struct FillTrainerOptions {
   // autoencoder) against the photo's: neighbouring 8x8-pixel tokens that disagree make steps at
   // token borders that the per-token loss barely sees. In latent units; needs loss "sample".
   double edge_loss_weight = 0;
+  // Exponent a of per-value weights var^-a in the "sample" loss, var being each packed latent
+  // value's variance over photo crops (normalised to mean 1). The patch autoencoder's principal
+  // components differ ~100x in variance, so an unweighted loss barely sees the chroma and detail
+  // components and the model lets the input noise through there (seed-dependent colour casts);
+  // a = 1 is the loss in whitened latents, 0 the plain one.
+  double channel_balance = 0;
   // A model folder (flashps-train's model/ or a shipped one) whose transformer, prompt embeddings
   // and autoencoder start a new run (fine-tuning); ignored when a checkpoint exists.
   std::string init_from;
