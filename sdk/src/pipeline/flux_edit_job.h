@@ -32,7 +32,6 @@ struct FluxEditJob final : EditJob {
   int first_step = 0, end_step = 0, next_step = 0;
   std::vector<double> model_timesteps;  // per step, as the model takes it (sigma in [0, 1])
   at::Tensor latents, noise, template_latents, fill_conditioning, blend_mask;
-  at::Tensor fill_input;  // [tokens, latents + conditioning]: the model input of Fill models
   FluxRequest model_inputs;  // the inputs that stay the same over steps
 
   // Edits of a registered template: replay of the capture's unmasked activations.

@@ -70,6 +70,8 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
   inputs.pooled_projections = prepared.pooled_prompt_embeds;
   inputs.img_ids = flux_image_ids(prepared.latent_height, prepared.latent_width);
   inputs.txt_ids = at::zeros({prepared.prompt_embeds.size(0), 3});
+  inputs.image_rope = std::make_shared<const RotaryTables>(components_.transformer->rotary_tables(inputs.img_ids));
+  inputs.text_rope = std::make_shared<const RotaryTables>(components_.transformer->rotary_tables(inputs.txt_ids));
   if (components_.transformer->config().guidance_embeds)
     inputs.guidance = request.guidance_scale.value_or(components_.default_guidance);
   job.image_tokens_ = tokens;
@@ -110,19 +112,9 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
     calls.reserve(batch.size());
     for (FluxEditJob* job : batch) {
       FluxRequest call = job->model_inputs;
-      if (fill) {
-        // One buffer per job, conditioning written once: a per-step cat allocates and, being
-        // large enough, wakes the OpenMP pool for a few microseconds of copying.
-        if (!job->fill_input.defined()) {
-          job->fill_input = at::empty({job->latents.size(0), job->latents.size(1) + job->fill_conditioning.size(1)},
-                                      job->latents.options());
-          job->fill_input.narrow(1, job->latents.size(1), job->fill_conditioning.size(1)).copy_(job->fill_conditioning);
-        }
-        job->fill_input.narrow(1, 0, job->latents.size(1)).copy_(job->latents);
-        call.hidden_states = job->fill_input;
-      } else {
-        call.hidden_states = job->latents;
-      }
+      call.hidden_states = job->latents;
+      // Kept apart: the model copies latents and conditioning into its packed input once.
+      if (fill) call.conditioning = job->fill_conditioning;
       call.timestep = job->model_timesteps[job->next_step];
       if (job->replay) {
         job->replay->set_step(job->next_step);
@@ -134,10 +126,14 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
       }
       calls.push_back(std::move(call));
     }
-    last_step_assembly_seconds_ = seconds_since(step_start);
-    last_step_assembly_cpu_seconds_ = thread_cpu_seconds() - step_cpu_start;
+    const double assembly_seconds = seconds_since(step_start);
+    const double assembly_cpu_seconds = thread_cpu_seconds() - step_cpu_start;
     try {
       outputs = components_.transformer->forward(calls);
+      // The model's packing of the batch's inputs is part of assembling the step.
+      const auto packing = components_.transformer->last_input_packing();
+      last_step_assembly_seconds_ = assembly_seconds + packing.seconds;
+      last_step_assembly_cpu_seconds_ = assembly_cpu_seconds + packing.cpu_seconds;
       break;
     } catch (const engine::ReplayUnavailable& error) {
       if (attempt > batch.size()) throw;

@@ -2,7 +2,10 @@
 
 #include <ATen/ATen.h>
 
+#include <chrono>
+
 #include "core/error.h"
+#include "core/thread_clock.h"
 
 namespace flashps {
 namespace {
@@ -38,30 +41,55 @@ FluxTransformerImpl::FluxTransformerImpl(const FluxConfig& config) : config_(con
   proj_out = register_module("proj_out", Linear(dim, config.out_channels));
 }
 
+RotaryTables FluxTransformerImpl::rotary_tables(const at::Tensor& ids) const {
+  const auto device = proj_out->weight.device();
+  RotaryTables tables = flux_rotary_tables(ids.to(at::kCPU), config_.axes_dims_rope);
+  return {tables.cos.to(device), tables.sin.to(device)};
+}
+
 std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxRequest>& requests) const {
   if (requests.empty()) return {};
+  const auto packing_start = std::chrono::steady_clock::now();
+  const double packing_cpu_start = thread_cpu_seconds();
   // Activations are float32 whatever the weights' dtype: bfloat16 weights run their matrix
   // products in bfloat16 (core/linear.h), everything element-wise stays float32.
   const auto dtype = at::kFloat;
   const auto device = proj_out->weight.device();
   std::vector<std::pair<int64_t, int64_t>> counts;
-  std::vector<at::Tensor> image_inputs, text_inputs, pooled, image_ids, text_ids;
+  std::vector<at::Tensor> text_inputs, pooled, image_cos, image_sin, text_cos, text_sin;
   std::vector<double> timesteps, guidances;
   FluxBlockContext context;
+  std::vector<at::Tensor> carried_rows;
+  int64_t image_rows = 0;
   for (const FluxRequest& request : requests) {
     at::Tensor ids = request.img_ids;
-    at::Tensor hidden = request.hidden_states;
-    if (request.carried_rows.defined()) {
-      at::Tensor rows = request.carried_rows.to(device, at::kLong);
-      ids = ids.to(device).index_select(0, rows);
-      hidden = hidden.to(device).index_select(0, rows);
+    const int64_t channels = request.hidden_states.size(1) +
+                             (request.conditioning.defined() ? request.conditioning.size(1) : 0);
+    if (channels != config_.in_channels)
+      throw Error("Flux transformer: image tokens have " + std::to_string(channels) + " channels, the model takes " +
+                  std::to_string(config_.in_channels));
+    if (request.conditioning.defined() && request.conditioning.size(0) != request.hidden_states.size(0))
+      throw Error("Flux transformer: conditioning and hidden states differ in token count");
+    at::Tensor rows;
+    if (request.carried_rows.defined()) rows = request.carried_rows.to(device, at::kLong);
+    if (request.image_rope) {
+      const RotaryTables& tables = *request.image_rope;
+      image_cos.push_back(rows.defined() ? tables.cos.index_select(0, rows) : tables.cos);
+      image_sin.push_back(rows.defined() ? tables.sin.index_select(0, rows) : tables.sin);
+    } else {
+      const RotaryTables tables = rotary_tables(rows.defined() ? ids.to(device).index_select(0, rows) : ids);
+      image_cos.push_back(tables.cos);
+      image_sin.push_back(tables.sin);
     }
-    counts.emplace_back(request.encoder_hidden_states.size(0), hidden.size(0));
-    image_inputs.push_back(hidden.to(device, dtype));
+    const RotaryTables text_tables = request.text_rope ? *request.text_rope : rotary_tables(request.txt_ids);
+    text_cos.push_back(text_tables.cos);
+    text_sin.push_back(text_tables.sin);
+    const int64_t count = rows.defined() ? rows.size(0) : request.hidden_states.size(0);
+    counts.emplace_back(request.encoder_hidden_states.size(0), count);
+    carried_rows.push_back(rows);
+    image_rows += count;
     text_inputs.push_back(request.encoder_hidden_states.to(device, dtype));
     pooled.push_back(request.pooled_projections.to(device, dtype).reshape({1, -1}));
-    image_ids.push_back(ids.to(at::kCPU));
-    text_ids.push_back(request.txt_ids.to(at::kCPU));
     timesteps.push_back(request.timestep * 1000.0);
     guidances.push_back(request.guidance.value_or(0.0) * 1000.0);
     context.routers.push_back(request.router);
@@ -77,16 +105,34 @@ std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxReque
       if (!request.guidance) throw Error("Flux model has guidance_embeds: every request needs a guidance scale");
     guidance = at::tensor(guidances, at::TensorOptions().dtype(at::kDouble)).to(float_options);
   }
-  context.temb = time_text_embed->forward(timestep, guidance, at::cat(pooled));
+  at::Tensor pooled_input = at::cat(pooled);
 
-  auto move = [&](RotaryTables tables) {
-    return RotaryTables{tables.cos.to(device), tables.sin.to(device)};
-  };
-  context.text_rope = move(flux_rotary_tables(at::cat(text_ids), config_.axes_dims_rope));
-  context.image_rope = move(flux_rotary_tables(at::cat(image_ids), config_.axes_dims_rope));
+  auto packed = [&](const std::vector<at::Tensor>& parts) { return at::cat(parts).to(device); };
+  context.text_rope = {packed(text_cos), packed(text_sin)};
+  context.image_rope = {packed(image_cos), packed(image_sin)};
 
-  at::Tensor image = x_embedder->forward(at::cat(image_inputs));
-  at::Tensor text = context_embedder->forward(at::cat(text_inputs));
+  // Every request's image tokens (carried rows only) and conditioning, copied once into one input.
+  at::Tensor image_input = at::empty({image_rows, config_.in_channels}, float_options);
+  int64_t row = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const at::Tensor& rows = carried_rows[i];
+    at::Tensor destination = image_input.narrow(0, row, counts[i].second);
+    auto copy_columns = [&](const at::Tensor& source, int64_t first_column) {
+      at::Tensor part = source.to(device);
+      if (rows.defined()) part = part.index_select(0, rows);
+      destination.narrow(1, first_column, source.size(1)).copy_(part);
+    };
+    copy_columns(requests[i].hidden_states, 0);
+    if (requests[i].conditioning.defined()) copy_columns(requests[i].conditioning, requests[i].hidden_states.size(1));
+    row += counts[i].second;
+  }
+  at::Tensor text_input = at::cat(text_inputs);
+  last_input_packing_ = {std::chrono::duration<double>(std::chrono::steady_clock::now() - packing_start).count(),
+                         thread_cpu_seconds() - packing_cpu_start};
+
+  context.temb = time_text_embed->forward(timestep, guidance, pooled_input);
+  at::Tensor image = x_embedder->forward(image_input);
+  at::Tensor text = context_embedder->forward(text_input);
   int block_index = 0;
   for (const auto& block : double_blocks) block->forward(block_index++, context, text, image);
   context.stream_rope = {at::cat({context.text_rope.cos, context.image_rope.cos}),

@@ -19,7 +19,11 @@ namespace flashps {
 
 // One request of a packed forward call.
 struct FluxRequest {
-  at::Tensor hidden_states;          // [L, in_channels]: every image token of the request
+  at::Tensor hidden_states;          // [L, in_channels], or [L, C] with `conditioning`: every image token
+  // Optional [L, in_channels - C], appended to hidden_states channel-wise (Fill models' masked-image
+  // latents and mask): it is constant over a request's steps, so callers keep it apart instead of
+  // concatenating each step; the model copies both into its packed input once.
+  at::Tensor conditioning;
   at::Tensor encoder_hidden_states;  // [T, joint_attention_dim]
   at::Tensor pooled_projections;     // [pooled_projection_dim]
   at::Tensor img_ids;                // [L, 3]
@@ -27,6 +31,9 @@ struct FluxRequest {
   double timestep = 0;               // sigma in [0, 1] (the model multiplies by 1000)
   std::optional<double> guidance;    // guidance scale, for guidance-distilled models
   at::Tensor carried_rows;           // image tokens in the residual stream; undefined = all
+  // Optional rotary tables of img_ids / txt_ids from rotary_tables(): constant over a request's
+  // steps, so callers stepping a request compute them once (else every forward() does).
+  std::shared_ptr<const RotaryTables> image_rope, text_rope;
   engine::TokenRouter* router = nullptr;
 };
 
@@ -45,8 +52,16 @@ class FluxTransformerImpl : public torch::nn::Module {
                              const at::Tensor& guidance) const;
 
   const FluxConfig& config() const { return config_; }
+  // FluxPosEmbed tables of position ids [S, 3], on the model's device (for FluxRequest).
+  RotaryTables rotary_tables(const at::Tensor& ids) const;
   at::ScalarType dtype() const { return proj_out->weight.scalar_type(); }
   int block_count() const { return static_cast<int>(config_.block_count()); }
+  // Forming the last forward()'s packed inputs (token rows, conditioning, RoPE tables, offsets),
+  // before any layer runs: the model's share of a serving step's batch assembly.
+  struct InputPacking {
+    double seconds = 0, cpu_seconds = 0;  // wall time, and the calling thread's CPU time
+  };
+  InputPacking last_input_packing() const { return last_input_packing_; }
 
   Linear x_embedder{nullptr}, context_embedder{nullptr}, norm_out_linear{nullptr}, proj_out{nullptr};
   FluxTimeTextEmbedding time_text_embed{nullptr};
@@ -55,6 +70,7 @@ class FluxTransformerImpl : public torch::nn::Module {
 
  private:
   FluxConfig config_;
+  mutable InputPacking last_input_packing_;  // written by forward(), read by the one caller stepping the model
 };
 TORCH_MODULE(FluxTransformer);
 
