@@ -163,7 +163,8 @@ Example make_example(const TrainingState& state, const PatchAutoencoder& autoenc
   at::Tensor noisy = (1 - sigma) * clean + sigma * noise;
   const int64_t latent_height = image.size(1) / autoencoder.scale_factor();
   const int64_t latent_width = image.size(2) / autoencoder.scale_factor();
-  example.request.hidden_states = at::cat({noisy, fill_conditioning(autoencoder, image, mask)}, 1);
+  example.request.hidden_states = noisy;
+  example.request.conditioning = fill_conditioning(autoencoder, image, mask);
   example.request.encoder_hidden_states = state.prompt_embeds;
   example.request.pooled_projections = state.pooled_prompt_embeds;
   example.request.img_ids = flux_image_ids(latent_height, latent_width);

@@ -36,9 +36,9 @@ struct FillTrainerOptions {
   double edge_loss_weight = 0;
   // Exponent a of per-value weights var^-a in the "sample" loss, var being each packed latent
   // value's variance over photo crops (normalised to mean 1). The patch autoencoder's principal
-  // components differ ~100x in variance, so an unweighted loss barely sees the chroma and detail
-  // components and the model lets the input noise through there (seed-dependent colour casts);
-  // a = 1 is the loss in whitened latents, 0 the plain one.
+  // components differ ~3000x in variance, so an unweighted loss barely sees the chroma and detail
+  // components; a = 1 is the loss in whitened latents, 0 the plain one. Tried against the bundled
+  // model's seed-dependent colour casts, it did not remove them (its MODEL_CARD.md, Limits).
   double channel_balance = 0;
   // A model folder (flashps-train's model/ or a shipped one) whose transformer, prompt embeddings
   // and autoencoder start a new run (fine-tuning); ignored when a checkpoint exists.
