@@ -4,7 +4,9 @@
 
 #include "core/attention.h"
 #include "core/fast_kernels.h"
+#include "core/error.h"
 #include "core/linear.h"
+#include "models/flux/flux_embeddings.h"
 
 using namespace flashps;
 
@@ -65,15 +67,18 @@ TEST_CASE("vectorised GELU and rotary kernels match ATen in fp32 and bf16", "[ke
 
   const int64_t rows = 6, heads = 3, head_dim = 8;
   at::Tensor input = at::randn({rows, heads * head_dim}, generator);
-  at::Tensor angles = at::randn({rows, head_dim / 2}, generator).repeat_interleave(2, 1);
-  at::Tensor cos = at::cos(angles), sin = at::sin(angles);
+  at::Tensor angles = at::randn({rows, head_dim / 2}, generator);
+  at::Tensor cos = at::cos(angles), sin = at::sin(angles);  // one angle per pair
+  at::Tensor cos_pairs = cos.repeat_interleave(2, 1), sin_pairs = sin.repeat_interleave(2, 1);
   // Reference: (x0, x1) -> (x0 cos - x1 sin, x1 cos + x0 sin) per pair.
   at::Tensor pairs = input.view({rows, heads, head_dim / 2, 2});
   at::Tensor rotated = at::stack({-pairs.select(3, 1), pairs.select(3, 0)}, 3).view({rows, heads, head_dim});
-  at::Tensor expected = (input.view({rows, heads, head_dim}) * cos.unsqueeze(1) + rotated * sin.unsqueeze(1))
+  at::Tensor expected = (input.view({rows, heads, head_dim}) * cos_pairs.unsqueeze(1) + rotated * sin_pairs.unsqueeze(1))
                             .view({rows, heads * head_dim});
   CHECK(max_difference(fast_rotary(input, cos, sin, heads), expected) < 1e-5);
   CHECK(max_difference(fast_rotary(input.to(at::kBFloat16), cos, sin, heads), expected) < 5e-2);
+  CHECK(max_difference(apply_rotary(input.to(at::kDouble), {cos, sin}, heads), expected) < 1e-5);  // ATen path
+  CHECK_THROWS_AS(fast_rotary(input, cos_pairs, sin_pairs, heads), Error);  // tables of the wrong width
 }
 
 TEST_CASE("row softmax kernel matches ATen", "[kernels]") {

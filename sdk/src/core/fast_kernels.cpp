@@ -1,6 +1,7 @@
 #include "core/fast_kernels.h"
 
 #include "core/autograd_mode.h"
+#include "core/error.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -119,7 +120,9 @@ at::Tensor fast_gelu_tanh(const at::Tensor& x) {
 at::Tensor fast_rotary(const at::Tensor& input, const at::Tensor& cos, const at::Tensor& sin, int64_t heads) {
   at::Tensor x = input.contiguous();
   at::Tensor cos_table = cos.to(at::kFloat).contiguous(), sin_table = sin.to(at::kFloat).contiguous();
-  const int64_t rows = x.size(0), width = x.size(1), head_dim = width / heads;
+  const int64_t rows = x.size(0), width = x.size(1), head_dim = width / heads, pairs = head_dim / 2;
+  if (cos_table.size(0) != rows || cos_table.size(1) != pairs || sin_table.sizes() != cos_table.sizes())
+    throw Error("rotary tables do not match the rows or the head size");
   at::Tensor out = at::empty_like(x);
   const float* c = cos_table.data_ptr<float>();
   const float* s = sin_table.data_ptr<float>();
@@ -136,16 +139,16 @@ at::Tensor fast_rotary(const at::Tensor& input, const at::Tensor& cos, const at:
         in = x.data_ptr<float>() + r * width;
       }
       float* result = bf16 ? row_out.data() : out.data_ptr<float>() + r * width;
-      const float* cr = c + r * head_dim;
-      const float* sr = s + r * head_dim;
+      const float* cr = c + r * pairs;
+      const float* sr = s + r * pairs;
       for (int64_t h = 0; h < heads; ++h) {
         const float* xi = in + h * head_dim;
         float* yi = result + h * head_dim;
 #pragma omp simd
-        for (int64_t i = 0; i < head_dim; i += 2) {
-          // (x0, x1) -> (x0 cos - x1 sin, x1 cos + x0 sin), each pair sharing one frequency.
-          yi[i] = xi[i] * cr[i] - xi[i + 1] * sr[i];
-          yi[i + 1] = xi[i + 1] * cr[i + 1] + xi[i] * sr[i + 1];
+        for (int64_t j = 0; j < pairs; ++j) {
+          // (x0, x1) -> (x0 cos - x1 sin, x1 cos + x0 sin), one angle per pair.
+          yi[2 * j] = xi[2 * j] * cr[j] - xi[2 * j + 1] * sr[j];
+          yi[2 * j + 1] = xi[2 * j + 1] * cr[j] + xi[2 * j] * sr[j];
         }
       }
       if (bf16) {

@@ -14,7 +14,7 @@ void softmax_rows_inplace(float* data, int64_t rows, int64_t cols);
 at::Tensor fast_gelu_tanh(const at::Tensor& x);
 
 // Interleaved-pair rotary embedding on x [rows, heads*head_dim] with float32 cos/sin tables
-// [rows, head_dim]; float32 or bfloat16 (same dtype out).
+// [rows, head_dim / 2] (one angle per pair); float32 or bfloat16 (same dtype out).
 at::Tensor fast_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, int64_t heads);
 
 // Per-head RMS norm with a learned scale (diffusers RMSNorm, statistics in float32) on

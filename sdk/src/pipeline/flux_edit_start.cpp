@@ -45,6 +45,7 @@ std::unique_ptr<EditJob> FluxInpaintPipeline::start_edit(const EditRequest& requ
   }
   begin_denoising(*job);
   attach_replay(*job);
+  if (is_fill()) update_fill_embedding(*job);  // here, off the step loop
   return job;
 }
 

@@ -34,7 +34,10 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
   const auto encode_start = std::chrono::steady_clock::now();
   if (!fill || request.strength < 1.0)
     job.template_latents = pack_latents(components_.vae->encode_to_latents(prepared.image.unsqueeze(0))[0]);
-  if (fill) job.fill_conditioning = flashps::fill_conditioning(*components_.vae, prepared.image, prepared.pixel_mask).to(at::kFloat);
+  if (fill) {
+    job.fill_conditioning = flashps::fill_conditioning(*components_.vae, prepared.image, prepared.pixel_mask).to(at::kFloat);
+    job.fill_embedding = job.fill_embedding_rows = at::Tensor();
+  }
   job.stats_.encode_seconds += seconds_since(encode_start);
 
   job.scheduler = components_.scheduler->clone();
@@ -90,6 +93,16 @@ void FluxInpaintPipeline::restart_in_full(FluxEditJob& job, const std::string& w
   begin_denoising(job);  // from the first step again, with the same noise
 }
 
+void FluxInpaintPipeline::update_fill_embedding(FluxEditJob& job) const {
+  const at::Tensor rows = job.replay ? job.replay->carried_rows() : at::Tensor();
+  const bool current = job.fill_embedding.defined() && rows.defined() == job.fill_embedding_rows.defined() &&
+                       (!rows.defined() || rows.is_same(job.fill_embedding_rows));
+  if (current) return;
+  at::NoGradGuard no_grad;
+  job.fill_embedding = components_.transformer->conditioning_embedding(job.fill_conditioning, rows);
+  job.fill_embedding_rows = rows;
+}
+
 void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
   at::NoGradGuard no_grad;
   std::vector<FluxEditJob*> batch;
@@ -113,8 +126,6 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
     for (FluxEditJob* job : batch) {
       FluxRequest call = job->model_inputs;
       call.hidden_states = job->latents;
-      // Kept apart: the model copies latents and conditioning into its packed input once.
-      if (fill) call.conditioning = job->fill_conditioning;
       call.timestep = job->model_timesteps[job->next_step];
       if (job->replay) {
         job->replay->set_step(job->next_step);
@@ -123,6 +134,10 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
       } else if (job->capture_router) {
         job->capture_router->set_step(job->next_step);
         call.router = job->capture_router.get();
+      }
+      if (fill) {  // computed when the job started; again only if its carried rows changed
+        update_fill_embedding(*job);
+        call.conditioning_embedding = job->fill_embedding;
       }
       calls.push_back(std::move(call));
     }

@@ -53,8 +53,8 @@ RotaryTables flux_rotary_tables(const at::Tensor& ids, const std::vector<int64_t
     at::Tensor frequencies =
         1.0 / at::pow(10000.0, at::arange(0, dim, 2, positions.options()) / double(dim));
     at::Tensor angles = at::outer(positions.select(1, axis), frequencies);  // [S, dim/2]
-    cos_parts.push_back(at::cos(angles).to(at::kFloat).repeat_interleave(2, 1));
-    sin_parts.push_back(at::sin(angles).to(at::kFloat).repeat_interleave(2, 1));
+    cos_parts.push_back(at::cos(angles).to(at::kFloat));
+    sin_parts.push_back(at::sin(angles).to(at::kFloat));
   }
   return {at::cat(cos_parts, 1).contiguous(), at::cat(sin_parts, 1).contiguous()};
 }
@@ -62,12 +62,11 @@ RotaryTables flux_rotary_tables(const at::Tensor& ids, const std::vector<int64_t
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables, int64_t heads) {
   if (fast_kernels_apply(x)) return fast_rotary(x, tables.cos, tables.sin, heads);
   const int64_t rows = x.size(0);
-  const int64_t head_dim = tables.cos.size(1);
-  at::Tensor x32 = x.to(at::kFloat).view({rows, heads, head_dim / 2, 2});
+  const int64_t pairs = tables.cos.size(1), head_dim = 2 * pairs;
+  at::Tensor x32 = x.to(at::kFloat).view({rows, heads, pairs, 2});
   at::Tensor real = x32.select(3, 0), imaginary = x32.select(3, 1);
-  at::Tensor rotated = at::stack({-imaginary, real}, 3).view({rows, heads, head_dim});
-  at::Tensor out = x32.view({rows, heads, head_dim}) * tables.cos.unsqueeze(1) +
-                   rotated * tables.sin.unsqueeze(1);
+  at::Tensor cos = tables.cos.unsqueeze(1), sin = tables.sin.unsqueeze(1);
+  at::Tensor out = at::stack({real * cos - imaginary * sin, imaginary * cos + real * sin}, 3);
   return out.view({rows, heads * head_dim}).to(x.scalar_type());
 }
 

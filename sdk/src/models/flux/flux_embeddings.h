@@ -34,7 +34,9 @@ class FluxTimeTextEmbeddingImpl : public torch::nn::Module {
 TORCH_MODULE(FluxTimeTextEmbedding);
 
 struct RotaryTables {
-  at::Tensor cos, sin;  // [S, head_dim] float32, each frequency repeated for its pair
+  // [S, head_dim / 2] float32: one angle per rotated pair (diffusers repeats each for both of the
+  // pair's elements; keeping one halves what a serving step packs and every rotation reads).
+  at::Tensor cos, sin;
 };
 
 // FluxPosEmbed (theta 10000): ids [S, axes] -> per-token tables, computed in float64 as diffusers.

@@ -2,9 +2,12 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
+#include "core/linear.h"
+#include "core/row_packing.h"
 #include "core/thread_clock.h"
 
 namespace flashps {
@@ -47,6 +50,17 @@ RotaryTables FluxTransformerImpl::rotary_tables(const at::Tensor& ids) const {
   return {tables.cos.to(device), tables.sin.to(device)};
 }
 
+at::Tensor FluxTransformerImpl::conditioning_embedding(const at::Tensor& conditioning, const at::Tensor& rows) const {
+  const auto device = proj_out->weight.device();
+  const int64_t channels = conditioning.size(1), first_column = config_.in_channels - channels;
+  if (conditioning.dim() != 2 || first_column <= 0)
+    throw Error("Flux transformer: conditioning has " + std::to_string(channels) + " channels, the model takes " +
+                std::to_string(config_.in_channels) + " in all");
+  at::Tensor selected = conditioning.to(device, at::kFloat);
+  if (rows.defined()) selected = selected.index_select(0, rows.to(device, at::kLong));
+  return linear(selected, x_embedder->weight.narrow(1, first_column, channels), x_embedder->bias);
+}
+
 std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxRequest>& requests) const {
   if (requests.empty()) return {};
   const auto packing_start = std::chrono::steady_clock::now();
@@ -56,39 +70,53 @@ std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxReque
   const auto dtype = at::kFloat;
   const auto device = proj_out->weight.device();
   std::vector<std::pair<int64_t, int64_t>> counts;
-  std::vector<at::Tensor> text_inputs, pooled, image_cos, image_sin, text_cos, text_sin;
+  std::vector<at::Tensor> pooled;
   std::vector<double> timesteps, guidances;
+  // Each request's rows of each packed input; destination rows are filled in once the batch's
+  // layout is known.
+  std::vector<RowBlock> latents, embeddings, text_inputs, text_cos, text_sin, image_cos, image_sin;
+  std::vector<std::pair<int64_t, std::vector<RowBlock>>> conditioning_by_column;  // one group in practice
   FluxBlockContext context;
-  std::vector<at::Tensor> carried_rows;
-  int64_t image_rows = 0;
   for (const FluxRequest& request : requests) {
-    at::Tensor ids = request.img_ids;
+    const bool embedded = request.conditioning_embedding.defined();
+    if (embedded != requests.front().conditioning_embedding.defined())
+      throw Error("Flux transformer: a batch mixes requests with and without a conditioning embedding");
+    if (embedded && request.conditioning.defined())
+      throw Error("Flux transformer: a request has both its conditioning and its embedding");
+    if (embedded && request.hidden_states.size(1) != requests.front().hidden_states.size(1))
+      throw Error("Flux transformer: requests with conditioning embeddings differ in latent channels");
     const int64_t channels = request.hidden_states.size(1) +
                              (request.conditioning.defined() ? request.conditioning.size(1) : 0);
-    if (channels != config_.in_channels)
+    if (embedded ? channels >= config_.in_channels : channels != config_.in_channels)
       throw Error("Flux transformer: image tokens have " + std::to_string(channels) + " channels, the model takes " +
                   std::to_string(config_.in_channels));
     if (request.conditioning.defined() && request.conditioning.size(0) != request.hidden_states.size(0))
       throw Error("Flux transformer: conditioning and hidden states differ in token count");
     at::Tensor rows;
     if (request.carried_rows.defined()) rows = request.carried_rows.to(device, at::kLong);
+    latents.push_back({request.hidden_states.to(device, dtype), rows});
+    const int64_t carried = rows.defined() ? rows.size(0) : request.hidden_states.size(0);
+    if (embedded) {
+      if (request.conditioning_embedding.dim() != 2 || request.conditioning_embedding.size(0) != carried ||
+          request.conditioning_embedding.size(1) != config_.inner_dim())
+        throw Error("Flux transformer: a conditioning embedding is not [" + std::to_string(carried) + ", " +
+                    std::to_string(config_.inner_dim()) + "] (one row per carried image token)");
+      embeddings.push_back({request.conditioning_embedding.to(device, dtype)});
+    }
     if (request.image_rope) {
-      const RotaryTables& tables = *request.image_rope;
-      image_cos.push_back(rows.defined() ? tables.cos.index_select(0, rows) : tables.cos);
-      image_sin.push_back(rows.defined() ? tables.sin.index_select(0, rows) : tables.sin);
+      image_cos.push_back({request.image_rope->cos, rows});
+      image_sin.push_back({request.image_rope->sin, rows});
     } else {
-      const RotaryTables tables = rotary_tables(rows.defined() ? ids.to(device).index_select(0, rows) : ids);
-      image_cos.push_back(tables.cos);
-      image_sin.push_back(tables.sin);
+      const RotaryTables tables =
+          rotary_tables(rows.defined() ? request.img_ids.to(device).index_select(0, rows) : request.img_ids);
+      image_cos.push_back({tables.cos});
+      image_sin.push_back({tables.sin});
     }
     const RotaryTables text_tables = request.text_rope ? *request.text_rope : rotary_tables(request.txt_ids);
-    text_cos.push_back(text_tables.cos);
-    text_sin.push_back(text_tables.sin);
-    const int64_t count = rows.defined() ? rows.size(0) : request.hidden_states.size(0);
-    counts.emplace_back(request.encoder_hidden_states.size(0), count);
-    carried_rows.push_back(rows);
-    image_rows += count;
-    text_inputs.push_back(request.encoder_hidden_states.to(device, dtype));
+    text_cos.push_back({text_tables.cos});
+    text_sin.push_back({text_tables.sin});
+    text_inputs.push_back({request.encoder_hidden_states.to(device, dtype)});
+    counts.emplace_back(request.encoder_hidden_states.size(0), carried);
     pooled.push_back(request.pooled_projections.to(device, dtype).reshape({1, -1}));
     timesteps.push_back(request.timestep * 1000.0);
     guidances.push_back(request.guidance.value_or(0.0) * 1000.0);
@@ -107,36 +135,60 @@ std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxReque
   }
   at::Tensor pooled_input = at::cat(pooled);
 
-  auto packed = [&](const std::vector<at::Tensor>& parts) { return at::cat(parts).to(device); };
-  context.text_rope = {packed(text_cos), packed(text_sin)};
-  context.image_rope = {packed(image_cos), packed(image_sin)};
-
-  // Every request's image tokens (carried rows only) and conditioning, copied once into one input.
-  at::Tensor image_input = at::empty({image_rows, config_.in_channels}, float_options);
-  int64_t row = 0;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const at::Tensor& rows = carried_rows[i];
-    at::Tensor destination = image_input.narrow(0, row, counts[i].second);
-    auto copy_columns = [&](const at::Tensor& source, int64_t first_column) {
-      at::Tensor part = source.to(device);
-      if (rows.defined()) part = part.index_select(0, rows);
-      destination.narrow(1, first_column, source.size(1)).copy_(part);
-    };
-    copy_columns(requests[i].hidden_states, 0);
-    if (requests[i].conditioning.defined()) copy_columns(requests[i].conditioning, requests[i].hidden_states.size(1));
-    row += counts[i].second;
+  // Every packed input is written once, row by row: image tokens (carried rows only) with their
+  // conditioning beside them, text tokens, and the RoPE tables in the single stream's layout
+  // (text rows, then image rows), whose halves the double-stream blocks use as they are.
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const RequestSlice& slice = batch.requests[r];
+    if (!embeddings.empty()) embeddings[r].destination_row = slice.image_begin;
+    latents[r].destination_row = image_cos[r].destination_row = image_sin[r].destination_row = slice.image_begin;
+    text_inputs[r].destination_row = text_cos[r].destination_row = text_sin[r].destination_row = slice.text_begin;
+    image_cos[r].destination_row += batch.text_rows;
+    image_sin[r].destination_row += batch.text_rows;
   }
-  at::Tensor text_input = at::cat(text_inputs);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    if (!requests[r].conditioning.defined()) continue;
+    const int64_t column = requests[r].hidden_states.size(1);
+    auto group = std::find_if(conditioning_by_column.begin(), conditioning_by_column.end(),
+                              [&](const auto& entry) { return entry.first == column; });
+    if (group == conditioning_by_column.end())
+      group = conditioning_by_column.insert(conditioning_by_column.end(), {column, {}});
+    group->second.push_back({requests[r].conditioning.to(device, dtype), latents[r].rows, latents[r].destination_row});
+  }
+  const bool embedded = !embeddings.empty();
+  const int64_t input_channels = embedded ? requests.front().hidden_states.size(1) : config_.in_channels;
+  at::Tensor image_input = at::empty({batch.image_rows, input_channels}, float_options);
+  pack_rows(image_input, 0, latents);
+  for (const auto& [column, blocks] : conditioning_by_column) pack_rows(image_input, column, blocks);
+  at::Tensor text_input = at::empty({batch.text_rows, config_.joint_attention_dim}, float_options);
+  pack_rows(text_input, 0, text_inputs);
+  const int64_t stream_rows = batch.text_rows + batch.image_rows, pairs = config_.attention_head_dim / 2;
+  context.stream_rope = {at::empty({stream_rows, pairs}, float_options), at::empty({stream_rows, pairs}, float_options)};
+  pack_rows(context.stream_rope.cos, 0, text_cos);
+  pack_rows(context.stream_rope.cos, 0, image_cos);
+  pack_rows(context.stream_rope.sin, 0, text_sin);
+  pack_rows(context.stream_rope.sin, 0, image_sin);
+  context.text_rope = {context.stream_rope.cos.narrow(0, 0, batch.text_rows),
+                       context.stream_rope.sin.narrow(0, 0, batch.text_rows)};
+  context.image_rope = {context.stream_rope.cos.narrow(0, batch.text_rows, batch.image_rows),
+                        context.stream_rope.sin.narrow(0, batch.text_rows, batch.image_rows)};
   last_input_packing_ = {std::chrono::duration<double>(std::chrono::steady_clock::now() - packing_start).count(),
                          thread_cpu_seconds() - packing_cpu_start};
 
   context.temb = time_text_embed->forward(timestep, guidance, pooled_input);
-  at::Tensor image = x_embedder->forward(image_input);
+  at::Tensor image;
+  if (embedded) {
+    // The constant conditioning term starts each request's rows, as a bias would; the step
+    // adds only the latents' product.
+    image = at::empty({batch.image_rows, config_.inner_dim()}, float_options);
+    pack_rows(image, 0, embeddings);
+    linear_accumulate(image, image_input, x_embedder->weight.narrow(1, 0, input_channels));
+  } else {
+    image = x_embedder->forward(image_input);
+  }
   at::Tensor text = context_embedder->forward(text_input);
   int block_index = 0;
   for (const auto& block : double_blocks) block->forward(block_index++, context, text, image);
-  context.stream_rope = {at::cat({context.text_rope.cos, context.image_rope.cos}),
-                         at::cat({context.text_rope.sin, context.image_rope.sin})};
   context.stream_row_request = at::cat({batch.text_row_request, batch.image_row_request});
   at::Tensor stream = at::cat({text, image});
   for (const auto& block : single_blocks) block->forward(block_index++, context, stream);

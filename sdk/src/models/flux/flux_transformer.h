@@ -24,6 +24,10 @@ struct FluxRequest {
   // latents and mask): it is constant over a request's steps, so callers keep it apart instead of
   // concatenating each step; the model copies both into its packed input once.
   at::Tensor conditioning;
+  // Optional, instead of `conditioning`: conditioning_embedding(conditioning, carried_rows), the
+  // conditioning's share of x_embedder (plus its bias) for the rows in the residual stream. It is
+  // constant over a request's steps, so with it each step copies and projects only the latents.
+  at::Tensor conditioning_embedding;
   at::Tensor encoder_hidden_states;  // [T, joint_attention_dim]
   at::Tensor pooled_projections;     // [pooled_projection_dim]
   at::Tensor img_ids;                // [L, 3]
@@ -54,6 +58,9 @@ class FluxTransformerImpl : public torch::nn::Module {
   const FluxConfig& config() const { return config_; }
   // FluxPosEmbed tables of position ids [S, 3], on the model's device (for FluxRequest).
   RotaryTables rotary_tables(const at::Tensor& ids) const;
+  // x_embedder applied to the conditioning columns alone (bias included) for `rows` of
+  // conditioning [L, in_channels - C] (undefined rows: all L): FluxRequest::conditioning_embedding.
+  at::Tensor conditioning_embedding(const at::Tensor& conditioning, const at::Tensor& rows) const;
   at::ScalarType dtype() const { return proj_out->weight.scalar_type(); }
   int block_count() const { return static_cast<int>(config_.block_count()); }
   // Forming the last forward()'s packed inputs (token rows, conditioning, RoPE tables, offsets),
