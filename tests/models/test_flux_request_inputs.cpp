@@ -70,3 +70,37 @@ TEST_CASE("image tokens whose channels do not add up to the model's are refused"
   request.conditioning = request.conditioning.narrow(0, 0, 3);
   CHECK_THROWS_WITH(model->forward({request}), Catch::Contains("token count"));
 }
+
+TEST_CASE("a precomputed conditioning embedding equals projecting the conditioning each step", "[flux][models]") {
+  at::NoGradGuard no_grad;
+  FluxTransformer model(test::tiny_flux_config(kChannels, 16, 1, 1));
+  fill_random_weights(*model, 5);
+  std::vector<FluxRequest> split{split_request(whole_request(1)), split_request(whole_request(2))};
+  split[1].carried_rows = at::tensor({0, 3, 5, 6, 15}, at::kLong);
+  const std::vector<at::Tensor> reference = model->forward(split);
+
+  std::vector<FluxRequest> embedded = split;
+  for (FluxRequest& request : embedded) {
+    request.conditioning_embedding = model->conditioning_embedding(request.conditioning, request.carried_rows);
+    request.conditioning = at::Tensor();
+  }
+  CHECK(embedded[1].conditioning_embedding.size(0) == 5);  // carried rows only
+  const std::vector<at::Tensor> outputs = model->forward(embedded);
+  REQUIRE(outputs.size() == reference.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    REQUIRE(outputs[i].sizes() == reference[i].sizes());
+    // The input projection is summed in two parts: equal up to float rounding.
+    CHECK((outputs[i] - reference[i]).abs().max().item<double>() < 1e-5);
+  }
+
+  // Misuse is refused: a mixed batch, both inputs at once, an embedding of the wrong rows.
+  std::vector<FluxRequest> mixed{embedded[0], split[1]};
+  CHECK_THROWS_WITH(model->forward(mixed), Catch::Contains("mixes"));
+  FluxRequest both = embedded[0];
+  both.conditioning = split[0].conditioning;
+  CHECK_THROWS_WITH(model->forward({both}), Catch::Contains("both"));
+  FluxRequest wrong_rows = embedded[1];
+  wrong_rows.carried_rows = at::tensor({1, 2}, at::kLong);
+  CHECK_THROWS_WITH(model->forward({wrong_rows}), Catch::Contains("one row per carried image token"));
+  CHECK_THROWS_WITH(model->conditioning_embedding(at::zeros({16, kChannels}), {}), Catch::Contains("channels"));
+}
