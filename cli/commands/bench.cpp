@@ -119,6 +119,8 @@ void add_serve_bench_command(CLI::App& bench, CommandAction& action) {
   serve->add_option("--dtype", options.dtype, "Real workers: fp32 or bf16")->check(CLI::IsMember({"fp32", "bf16"}));
   serve->add_option("--steps", options.steps, "Real workers: denoising steps")->capture_default_str();
   serve->add_option("--workers", options.workers, "Real workers: CPU workers")->capture_default_str();
+  serve->add_option("--devices", options.devices,
+                    "Real workers: one per device instead (cpu, cuda, cuda:N, a comma-separated list, or auto)");
   serve->add_option("--images", options.images, "Real workers: template images (default: samples/images)");
   serve->add_option("--json", json_path, "Write {\"rows\": [...]} as JSON to this file");
   serve->add_flag("--quiet,-q", quiet, "No progress bar");

@@ -13,6 +13,7 @@
 #include "pipeline/sd_inpaint_pipeline.h"
 #include "serve/batch_runner.h"
 #include "serve/device_profiler.h"
+#include "serve/device_selection.h"
 #include "serve/flux_device.h"
 #include "serve/sd_device.h"
 #include "terminal_progress.h"
@@ -21,25 +22,29 @@ namespace flashps::cli {
 namespace {
 
 struct ServeCommandOptions {
-  std::string manifest, model, dtype = "fp32", cache_dir, profile, batching = "cb", json_out;
+  std::string manifest, model, dtype = "fp32", cache_dir, profile, batching = "cb", json_out, devices = "cpu";
   int max_batch = 8;
   size_t max_queued = 64;
   bool no_resume = false, quiet = false;
 };
 
-// The model as an engine device: a Flux folder (the bundled default) or a Stable Diffusion one.
-serve::EngineDevice open_device(const ServeCommandOptions& options, bool& takes_text) {
+// The model as engine devices, one worker per listed device: a Flux folder (the bundled default)
+// or a Stable Diffusion one (CPU only).
+std::vector<serve::EngineDevice> open_devices(const ServeCommandOptions& options, bool& takes_text) {
   const ModelChoice model = choose_model(options.model);
   cache::ActivationStoreOptions store_options;
   store_options.directory = options.cache_dir.empty() ? cache::default_store_directory() : options.cache_dir;
   auto store = cache::ActivationStore::open(store_options);
   const at::ScalarType dtype = options.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
   takes_text = is_stable_diffusion_folder(model.dir);
-  if (takes_text)
-    return serve::sd_engine_device(std::shared_ptr<SDInpaintPipeline>(SDInpaintPipeline::load(model.dir, dtype, store)),
-                                   options.profile);
-  return serve::flux_engine_device(std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(model.dir, dtype, store)),
-                                   options.profile);
+  const std::vector<at::Device> devices = serve::select_devices(options.devices);
+  if (takes_text) {
+    if (devices.size() != 1 || !devices.front().is_cpu())
+      throw Error(model.dir + ": Stable Diffusion models are served on the CPU only (--devices cpu)");
+    return {serve::sd_engine_device(std::shared_ptr<SDInpaintPipeline>(SDInpaintPipeline::load(model.dir, dtype, store)),
+                                    options.profile)};
+  }
+  return serve::flux_engine_devices(model.dir, dtype, store, devices, options.profile);
 }
 
 }  // namespace
@@ -61,6 +66,10 @@ void add_serve_commands(CLI::App& app, CommandAction& action) {
   batch->add_option("--max-batch", options.max_batch, "Requests denoised together")->capture_default_str();
   batch->add_option("--max-queued", options.max_queued, "Requests waiting at most")->capture_default_str();
   batch->add_option("--profile", options.profile, "Device profile from `flashps profile` (for routing)");
+  batch->add_option("--devices", options.devices,
+                    "Workers, one per device: cpu, cuda (every GPU), cuda:N, a comma-separated list, or auto "
+                    "(every GPU, else the CPU)")
+      ->capture_default_str();
   batch->add_flag("--no-resume", options.no_resume, "Redo items whose output already exists");
   batch->add_option("--json", options.json_out, "Write the per-item results as JSON to this file");
   batch->add_flag("--quiet,-q", options.quiet, "No progress bar");
@@ -68,11 +77,11 @@ void add_serve_commands(CLI::App& app, CommandAction& action) {
     action = [] {
       const serve::BatchManifest manifest = serve::read_batch_manifest(options.manifest);
       bool takes_text = false;
-      serve::EngineDevice device = open_device(options, takes_text);
+      std::vector<serve::EngineDevice> devices = open_devices(options, takes_text);
       serve::EngineOptions engine_options;
       engine_options.batching = serve::batching_config(options.batching, options.max_batch);
       engine_options.max_queued = options.max_queued;
-      serve::Engine engine({std::move(device)}, engine_options);
+      serve::Engine engine(std::move(devices), engine_options);
       serve::BatchRunOptions run;
       run.model_takes_text = takes_text;
       run.resume = !options.no_resume;

@@ -79,6 +79,7 @@ expect_error "batch manifest typo" "typo.jsonl:1: unknown key \"step\"" -- batch
 samples="$(dirname "$0")/../../samples"
 printf '{"image": "%s/images/fig.jpg", "mask": "%s/masks/fig.png", "output": "%s/batch/fig.png", "steps": 2}\n{"image": "%s/missing.jpg", "mask": "%s/masks/fig.png", "output": "%s/batch/missing.png", "steps": 2}\n' \
   "$samples" "$samples" "$work" "$samples" "$samples" "$work" >"$work/batch.jsonl"
+expect_error "batch on an unknown device" "unknown device \"gpu\"" -- batch "$work/batch.jsonl" --devices gpu
 output=$("$flashps" --threads 2 batch "$work/batch.jsonl" -q 2>&1)
 status=$?
 if [ $status -eq 2 ] && [ -f "$work/batch/fig.png" ] && grep -q "batch.jsonl:2: .*missing.jpg" <<<"$output" &&

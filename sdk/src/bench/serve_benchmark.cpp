@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/image.h"
 #include "pipeline/flux_inpaint_pipeline.h"
+#include "serve/device_selection.h"
 #include "serve/engine.h"
 #include "serve/flux_device.h"
 #include "serve/latency_summary.h"
@@ -167,8 +168,14 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
   const at::ScalarType dtype = options.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
   std::vector<std::shared_ptr<FluxInpaintPipeline>> pipelines;
   auto store = std::make_shared<engine::MemoryCaptureStore>();  // not the user's store
-  for (int i = 0; i < std::max(1, options.workers); ++i)
-    pipelines.push_back(std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(options.model_dir, dtype, store)));
+  std::vector<at::Device> devices;
+  if (options.devices.empty())
+    devices.assign(std::max(1, options.workers), at::Device(at::kCPU));
+  else
+    devices = select_devices(options.devices);
+  for (const at::Device& device : devices)
+    pipelines.push_back(
+        std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(options.model_dir, dtype, store, device)));
   std::vector<Image> templates;
   for (const std::string& path : options.images) {
     templates.push_back(read_image(path));
@@ -202,8 +209,8 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
   pipelines.front()->edit(requests.front());  // warm-up: first-touch of buffers and kernels
 
   const double rps = workload.requests_per_second >= 1e9 ? 0 : workload.requests_per_second;
-  report.config = {{"mode", "cpu"},
-                   {"workers", options.workers},
+  report.config = {{"mode", options.devices.empty() ? "cpu" : "devices " + options.devices},
+                   {"workers", pipelines.size()},
                    {"model", options.model_dir},
                    {"dtype", options.dtype},
                    {"threads", at::get_num_threads()},
@@ -228,7 +235,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     engine_options.max_queued = requests.size() + 1;
     std::vector<EngineDevice> devices;
     for (size_t i = 0; i < pipelines.size(); ++i)
-      devices.push_back(flux_engine_device(pipelines[i], {}, "cpu" + std::to_string(i)));
+      devices.push_back(flux_engine_device(pipelines[i], {}, pipelines[i]->device().str() + "/" + std::to_string(i)));
     Engine engine(std::move(devices), engine_options);
     std::vector<EditHandle> handles;
     const auto start = std::chrono::steady_clock::now();

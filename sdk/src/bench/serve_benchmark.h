@@ -32,7 +32,8 @@ struct ServeBenchmarkOptions {
   std::string model_dir;            // default: bundled model
   std::string dtype = "fp32";
   int steps = 8;
-  int workers = 1;
+  int workers = 1;                  // CPU workers, when `devices` is empty
+  std::string devices;              // else one worker per device (serve/device_selection.h)
   std::vector<std::string> images;  // template images (default: samples/images/*)
   ProgressCallback progress;
 };

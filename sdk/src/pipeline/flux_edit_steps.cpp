@@ -32,10 +32,12 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
   const EditRequest& request = job.request;
   const bool fill = is_fill();
   const auto encode_start = std::chrono::steady_clock::now();
+  const at::Device device = this->device();
+  const at::Tensor image = prepared.image.to(device), pixel_mask = prepared.pixel_mask.to(device);
   if (!fill || request.strength < 1.0)
-    job.template_latents = pack_latents(components_.vae->encode_to_latents(prepared.image.unsqueeze(0))[0]);
+    job.template_latents = pack_latents(components_.vae->encode_to_latents(image.unsqueeze(0))[0]);
   if (fill) {
-    job.fill_conditioning = flashps::fill_conditioning(*components_.vae, prepared.image, prepared.pixel_mask).to(at::kFloat);
+    job.fill_conditioning = flashps::fill_conditioning(*components_.vae, image, pixel_mask).to(at::kFloat);
     job.fill_embedding = job.fill_embedding_rows = at::Tensor();
   }
   job.stats_.encode_seconds += seconds_since(encode_start);
@@ -58,19 +60,21 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
 
   const int64_t latent_channels = components_.vae->latent_channels();
   auto generator = at::detail::createCPUGenerator(request.seed);
-  job.noise = pack_latents(at::randn({latent_channels, prepared.latent_height, prepared.latent_width}, generator));
+  // Drawn on the host, so a seed gives the same noise on every device.
+  job.noise =
+      pack_latents(at::randn({latent_channels, prepared.latent_height, prepared.latent_width}, generator)).to(device);
   job.latents = job.first_step == 0 && request.strength >= 1.0
                     ? job.noise * job.scheduler->init_noise_sigma()
                     : job.scheduler->add_noise(job.template_latents, job.noise, job.first_step);
   if (!fill) {  // latent-resolution mask, packed like the latents, for per-step blending
     const int64_t vsf = vae_scale_factor();
-    at::Tensor latent_mask = prepared.pixel_mask.slice(0, 0, {}, vsf).slice(1, 0, {}, vsf);
+    at::Tensor latent_mask = pixel_mask.slice(0, 0, {}, vsf).slice(1, 0, {}, vsf);
     job.blend_mask = pack_latents(latent_mask.unsqueeze(0).expand({latent_channels, -1, -1}).contiguous());
   }
 
   FluxRequest& inputs = job.model_inputs;
-  inputs.encoder_hidden_states = prepared.prompt_embeds;
-  inputs.pooled_projections = prepared.pooled_prompt_embeds;
+  inputs.encoder_hidden_states = prepared.prompt_embeds.to(device);
+  inputs.pooled_projections = prepared.pooled_prompt_embeds.to(device);
   inputs.img_ids = flux_image_ids(prepared.latent_height, prepared.latent_width);
   inputs.txt_ids = at::zeros({prepared.prompt_embeds.size(0), 3});
   inputs.image_rope = std::make_shared<const RotaryTables>(components_.transformer->rotary_tables(inputs.img_ids));

@@ -45,7 +45,8 @@ FluxInpaintPipeline::~FluxInpaintPipeline() = default;
 
 std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string& model_dir,
                                                                at::ScalarType dtype,
-                                                               std::shared_ptr<engine::CaptureStore> store) {
+                                                               std::shared_ptr<engine::CaptureStore> store,
+                                                               at::Device device) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(model_dir)) throw Error(model_dir + ": model folder does not exist");
   if (!fs::exists(fs::path(model_dir) / "transformer" / "config.json"))
@@ -77,6 +78,10 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
       throw Error(model_index.string() + ": _flashps_prediction_type must be \"velocity\" or \"sample\", got \"" +
                   prediction + "\"");
     components.predicts_sample = prediction == "sample";
+  }
+  if (!device.is_cpu()) {
+    components.transformer->to(device);
+    components.vae->to_device(device);
   }
   return std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
 }

@@ -42,9 +42,12 @@ struct FluxPipelineComponents {
 
 class FluxInpaintPipeline final : public StepwisePipeline {
  public:
-  // Loads a diffusers-layout folder. `store` keeps captures (default: in memory).
+  // Loads a diffusers-layout folder onto `device` (its models, latents and cache replays live
+  // there; images, noise and captures stay in host memory). `store` keeps captures (default: in
+  // memory).
   static std::unique_ptr<FluxInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype,
-                                                   std::shared_ptr<engine::CaptureStore> store = nullptr);
+                                                   std::shared_ptr<engine::CaptureStore> store = nullptr,
+                                                   at::Device device = at::Device(at::kCPU));
   FluxInpaintPipeline(FluxPipelineComponents components, std::shared_ptr<engine::CaptureStore> store);
   ~FluxInpaintPipeline();
 
@@ -60,6 +63,7 @@ class FluxInpaintPipeline final : public StepwisePipeline {
                                  bool capture_hidden = true);
 
   bool is_unconditional() const { return components_.unconditional; }
+  at::Device device() const { return components_.transformer->proj_out->weight.device(); }
   bool is_fill() const { return components_.transformer->config().is_fill() || fill_layout_; }
   bool has_text_encoder() const { return false; }
   int64_t vae_scale_factor() const;

@@ -28,4 +28,16 @@ EngineDevice flux_engine_device(std::shared_ptr<FluxInpaintPipeline> pipeline, c
   return device;
 }
 
+std::vector<EngineDevice> flux_engine_devices(const std::string& model_dir, at::ScalarType dtype,
+                                              std::shared_ptr<engine::CaptureStore> store,
+                                              const std::vector<at::Device>& devices,
+                                              const std::string& profile_path) {
+  std::vector<EngineDevice> workers;
+  for (const at::Device& device : devices)
+    workers.push_back(flux_engine_device(
+        std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(model_dir, dtype, store, device)), profile_path,
+        device.str()));
+  return workers;
+}
+
 }  // namespace flashps::serve

@@ -30,6 +30,7 @@ class AutoencoderKL : public torch::nn::Module, public ImageAutoencoder {
 
   const AutoencoderKLConfig& config() const { return config_; }
   at::ScalarType dtype() const;
+  void to_device(at::Device device) override { torch::nn::Module::to(device); }
 
   // Raw encoder output [B, 2*latent_channels, H/f, W/f] after quant_conv: mean then log-variance
   // (not clamped). `image` is [B, in_channels, H, W] in [-1, 1]. Returned in the model's dtype.

@@ -15,7 +15,7 @@ at::Tensor filter_along(const at::Tensor& image, int64_t dim, const DeblockingFi
   std::vector<int64_t> borders;  // index of the first pixel after each border
   for (int64_t border = filter.block; border + half <= size; border += filter.block) borders.push_back(border);
   if (borders.empty()) return image;
-  const at::Tensor first_after = at::tensor(borders, at::kLong);
+  const at::Tensor first_after = at::tensor(borders, at::kLong).to(image.device());
   auto before = [&](int64_t i) { return image.index_select(dim, first_after - (1 + i)); };
   auto after = [&](int64_t i) { return image.index_select(dim, first_after + i); };
   const at::Tensor p0 = before(0), p1 = before(1), q0 = after(0), q1 = after(1);

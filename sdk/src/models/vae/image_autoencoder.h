@@ -3,6 +3,7 @@
 // PatchAutoencoder (a fixed, exact pixel-unshuffle used by the bundled small model).
 #pragma once
 #include <ATen/Tensor.h>
+#include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
 #include <memory>
@@ -23,6 +24,8 @@ class ImageAutoencoder {
   virtual at::Tensor encode_to_latents(const at::Tensor& image) const = 0;
   // The inverse: latents -> image [B, 3, H, W] in about [-1, 1] (not clamped), float32.
   virtual at::Tensor decode_latents(const at::Tensor& latents) const = 0;
+  // Moves the weights to `device`; encode/decode then take and return tensors there.
+  virtual void to_device(at::Device device) = 0;
 };
 
 // Loads <dir>/config.json and dispatches on "_class_name" ("AutoencoderKL" or

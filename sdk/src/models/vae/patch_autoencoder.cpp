@@ -80,6 +80,11 @@ PatchAutoencoder::PatchAutoencoder(PatchAutoencoderConfig config, at::Tensor pro
     throw Error("patch autoencoder: projection or mean holds non-finite values");
 }
 
+void PatchAutoencoder::to_device(at::Device device) {
+  if (projection_.defined()) projection_ = projection_.to(device);
+  if (mean_.defined()) mean_ = mean_.to(device);
+}
+
 at::Tensor PatchAutoencoder::encode_to_latents(const at::Tensor& image) const {
   if (image.dim() != 4 || image.size(1) != config_.in_channels || image.size(2) % config_.patch_size != 0 ||
       image.size(3) % config_.patch_size != 0)

@@ -53,6 +53,7 @@ class PatchAutoencoder : public ImageAutoencoder {
   at::Tensor encode_to_latents(const at::Tensor& image) const override;
   at::Tensor decode_latents(const at::Tensor& latents) const override;  // with the deblocking filter
   at::Tensor decode_latents_unfiltered(const at::Tensor& latents) const;  // the linear decoder alone
+  void to_device(at::Device device) override;
 
  private:
   PatchAutoencoderConfig config_;

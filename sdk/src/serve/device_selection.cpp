@@ -1,0 +1,63 @@
+#include "serve/device_selection.h"
+
+#include <torch/cuda.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace flashps::serve {
+namespace {
+
+std::string trimmed(const std::string& text) {
+  const size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return {};
+  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
+}
+
+std::string no_cuda_reason(int cuda_devices) {
+  return cuda_devices == 0 ? " (no CUDA device is visible; the Debian LibTorch is CPU-only)" : "";
+}
+
+}  // namespace
+
+std::vector<at::Device> parse_device_list(const std::string& spec, int cuda_devices) {
+  std::vector<at::Device> devices;
+  auto add = [&](const at::Device& device, const std::string& item) {
+    if (std::find(devices.begin(), devices.end(), device) != devices.end())
+      throw Error("devices \"" + spec + "\": " + item + " is listed twice");
+    devices.push_back(device);
+  };
+  std::stringstream items(spec);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    item = trimmed(item);
+    if (item == "cpu") {
+      add(at::Device(at::kCPU), item);
+    } else if (item == "auto") {
+      if (cuda_devices == 0) add(at::Device(at::kCPU), item);
+      for (int i = 0; i < cuda_devices; ++i) add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(i)), item);
+    } else if (item == "cuda") {
+      if (cuda_devices == 0) throw Error("devices \"" + spec + "\": cuda" + no_cuda_reason(cuda_devices));
+      for (int i = 0; i < cuda_devices; ++i) add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(i)), item);
+    } else if (item.rfind("cuda:", 0) == 0 && item.size() > 5 &&
+               item.find_first_not_of("0123456789", 5) == std::string::npos && item.size() <= 8) {
+      const int index = std::stoi(item.substr(5));
+      if (index >= cuda_devices)
+        throw Error("devices \"" + spec + "\": " + item + " is not present, " + std::to_string(cuda_devices) +
+                    " CUDA devices are visible" + no_cuda_reason(cuda_devices));
+      add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index)), item);
+    } else {
+      throw Error("devices \"" + spec + "\": unknown device \"" + item + "\" (cpu, cuda, cuda:N or auto)");
+    }
+  }
+  if (devices.empty()) throw Error("devices \"" + spec + "\": no device listed");
+  return devices;
+}
+
+int visible_cuda_devices() { return static_cast<int>(torch::cuda::device_count()); }
+
+std::vector<at::Device> select_devices(const std::string& spec) { return parse_device_list(spec, visible_cuda_devices()); }
+
+}  // namespace flashps::serve
