@@ -11,13 +11,14 @@
 #include "model_choice.h"
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "pipeline/sd_inpaint_pipeline.h"
+#include "serve/device_selection.h"
 #include "terminal_progress.h"
 
 namespace flashps::cli {
 namespace {
 
 struct EditOptions {
-  std::string image, mask, output, model, prompt_embeds, cache_mode = "auto", dtype = "fp32";
+  std::string image, mask, output, model, prompt_embeds, cache_mode = "auto", dtype = "fp32", device = "cpu";
   std::string prompt, negative_prompt;
   std::string cache_dir;
   uint64_t seed = 0;
@@ -43,6 +44,9 @@ void add_shared_options(CLI::App* command, EditOptions& options, bool mask_requi
                       "stored empty prompt)");
   command->add_option("--dtype", options.dtype, "Transformer precision: fp32 or bf16")
       ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  command->add_option("--device", options.device,
+                      "cpu, cuda (the first GPU), cuda:N, or auto (a GPU if there is one); Flux models")
       ->capture_default_str();
   command->add_option("--cache-dir", options.cache_dir, "Activation store directory (default: ~/.cache/flashps/store, or FLASHPS_CACHE_DIR)");
   command->add_flag("--quiet,-q", options.quiet, "No progress bar");
@@ -75,13 +79,16 @@ std::shared_ptr<engine::CaptureStore> open_store(const EditOptions& options) {
 }
 
 std::unique_ptr<SDInpaintPipeline> load_sd_pipeline(const EditOptions& options, const std::string& dir) {
+  if (!serve::select_device(options.device).is_cpu())
+    throw Error(dir + ": Stable Diffusion models run on the CPU only (--device cpu)");
   return SDInpaintPipeline::load(dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat, open_store(options));
 }
 
 std::unique_ptr<FluxInpaintPipeline> load_pipeline(const EditOptions& options) {
   ModelChoice model = choose_model(options.model);
   auto pipeline =
-      FluxInpaintPipeline::load(model.dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat, open_store(options));
+      FluxInpaintPipeline::load(model.dir, options.dtype == "bf16" ? at::kBFloat16 : at::kFloat, open_store(options),
+                                serve::select_device(options.device));
   if (pipeline->is_unconditional()) {
     if (!options.prompt_embeds.empty())
       std::cerr << "flashps: this model is unconditional (trained without prompts): --prompt-embeds is ignored\n";

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <cstring>
 
 #include "dev/random_model.h"
@@ -77,4 +78,28 @@ TEST_CASE("the C API reports errors without throwing", "[api]") {
   flashps_edit_params defaults = flashps_edit_default_params();
   CHECK(defaults.struct_size == sizeof(flashps_edit_params));
   CHECK(flashps_api_version() == FLASHPS_API_VERSION);
+}
+
+TEST_CASE("the C API opens an editor on a named device, and an older params struct on the CPU", "[api]") {
+  flashps::test::TempDir dir;
+  const std::string model = write_tiny_model(dir);
+  flashps_editor* editor = nullptr;
+  flashps_editor_params params = flashps_editor_default_params();
+  CHECK(params.device == nullptr);
+  params.device = "cpu";
+  REQUIRE(flashps_editor_open(model.c_str(), &params, &editor) == FLASHPS_OK);
+  flashps_editor_close(editor);
+
+  // A caller built before `device` existed passes a shorter struct: the field is never read.
+  params.device = "no such device";
+  params.struct_size = offsetof(flashps_editor_params, device);
+  editor = nullptr;
+  REQUIRE(flashps_editor_open(model.c_str(), &params, &editor) == FLASHPS_OK);
+  flashps_editor_close(editor);
+
+  params.struct_size = sizeof(params);
+  editor = nullptr;
+  CHECK(flashps_editor_open(model.c_str(), &params, &editor) == FLASHPS_ERROR);
+  CHECK(editor == nullptr);
+  CHECK(std::string(flashps_last_error()).find("unknown device \"no such device\"") != std::string::npos);
 }

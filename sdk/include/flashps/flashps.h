@@ -68,6 +68,7 @@ typedef struct flashps_editor_params {
   int threads;               /* 0: all cores */
   int bf16;                  /* nonzero: bfloat16 weights and products */
   const char* capture_dir;   /* NULL: keep template captures in memory only */
+  const char* device;        /* NULL or "cpu"; "cuda" (first GPU), "cuda:N", "auto" (a GPU, else the CPU) */
 } flashps_editor_params;
 
 typedef struct flashps_edit_params {

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/image.h"
 #include "core/runtime.h"
+#include "serve/device_selection.h"
 #include "pipeline/flux_inpaint_pipeline.h"
 
 struct flashps_editor {
@@ -161,7 +162,9 @@ flashps_status flashps_editor_open(const char* model_dir, const flashps_editor_p
       store = flashps::cache::ActivationStore::open(options);
     }
     auto handle = std::make_unique<flashps_editor>();
-    handle->pipeline = flashps::FluxInpaintPipeline::load(model_dir, params.bf16 ? at::kBFloat16 : at::kFloat, store);
+    const at::Device device = params.device ? flashps::serve::select_device(params.device) : at::Device(at::kCPU);
+    handle->pipeline =
+        flashps::FluxInpaintPipeline::load(model_dir, params.bf16 ? at::kBFloat16 : at::kFloat, store, device);
     *editor = handle.release();
   });
 }

@@ -39,7 +39,8 @@ std::vector<at::Device> parse_device_list(const std::string& spec, int cuda_devi
       if (cuda_devices == 0) add(at::Device(at::kCPU), item);
       for (int i = 0; i < cuda_devices; ++i) add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(i)), item);
     } else if (item == "cuda") {
-      if (cuda_devices == 0) throw Error("devices \"" + spec + "\": cuda" + no_cuda_reason(cuda_devices));
+      if (cuda_devices == 0)
+        throw Error("devices \"" + spec + "\": cuda requested, but no CUDA device is visible (the Debian LibTorch is CPU-only)");
       for (int i = 0; i < cuda_devices; ++i) add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(i)), item);
     } else if (item.rfind("cuda:", 0) == 0 && item.size() > 5 &&
                item.find_first_not_of("0123456789", 5) == std::string::npos && item.size() <= 8) {
@@ -59,5 +60,13 @@ std::vector<at::Device> parse_device_list(const std::string& spec, int cuda_devi
 int visible_cuda_devices() { return static_cast<int>(torch::cuda::device_count()); }
 
 std::vector<at::Device> select_devices(const std::string& spec) { return parse_device_list(spec, visible_cuda_devices()); }
+
+at::Device parse_device(const std::string& spec, int cuda_devices) {
+  if (spec.find(',') != std::string::npos)
+    throw Error("device \"" + spec + "\": one device only (lists are for serving workers: flashps batch --devices)");
+  return parse_device_list(spec, cuda_devices).front();
+}
+
+at::Device select_device(const std::string& spec) { return parse_device(spec, visible_cuda_devices()); }
 
 }  // namespace flashps::serve

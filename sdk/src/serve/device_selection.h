@@ -18,4 +18,9 @@ std::vector<at::Device> select_devices(const std::string& spec);
 
 int visible_cuda_devices();
 
+// One device, for a single editor: "cpu", "cuda" (the first GPU), "cuda:N" or "auto" (the first
+// GPU, else the CPU); a list is refused.
+at::Device parse_device(const std::string& spec, int cuda_devices);
+at::Device select_device(const std::string& spec);
+
 }  // namespace flashps::serve
