@@ -42,9 +42,9 @@ struct FluxPipelineComponents {
 
 class FluxInpaintPipeline final : public StepwisePipeline {
  public:
-  // Loads a diffusers-layout folder onto `device` (its models, latents and cache replays live
-  // there; images, noise and captures stay in host memory). `store` keeps captures (default: in
-  // memory).
+  // Loads a diffusers-layout folder onto `device`: its models, latents and cache replays live
+  // there; images and captures stay in host memory, and noise is drawn on the host so a seed
+  // gives the same noise on every device. `store` keeps captures (default: in memory).
   static std::unique_ptr<FluxInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype,
                                                    std::shared_ptr<engine::CaptureStore> store = nullptr,
                                                    at::Device device = at::Device(at::kCPU));
