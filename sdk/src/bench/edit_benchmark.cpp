@@ -35,13 +35,14 @@ at::Tensor denoise(const FluxTransformer& model, const Workload& work, const Rou
   at::Tensor latents = work.latents.clone();
   const auto dtype = at::kFloat;  // activations stay float32; bf16 models run bf16 products
   at::Tensor conditioning = work.conditioning.to(dtype);
-  // As the pipeline steps a request: conditioning beside the latents, RoPE tables once.
+  // As the pipeline steps a request: RoPE tables once, and the conditioning's share of the input
+  // projection once for the rows the model carries (again only if the route changes them).
+  ConditioningEmbeddingCache conditioning_embedding;
   const auto image_rope = std::make_shared<const RotaryTables>(model->rotary_tables(work.img_ids));
   const auto text_rope = std::make_shared<const RotaryTables>(model->rotary_tables(work.txt_ids));
   for (size_t step = 0; step + 1 < work.sigmas.size(); ++step) {
     FluxRequest request;
     request.hidden_states = latents.to(dtype);
-    request.conditioning = conditioning;
     request.encoder_hidden_states = work.text;
     request.pooled_projections = work.pooled;
     request.img_ids = work.img_ids;
@@ -50,6 +51,8 @@ at::Tensor denoise(const FluxTransformer& model, const Workload& work, const Rou
     request.text_rope = text_rope;
     request.timestep = work.sigmas[step];
     if (route) route(request, static_cast<int>(step));
+    if (conditioning.defined())
+      request.conditioning_embedding = conditioning_embedding.get(*model, conditioning, request.carried_rows);
     at::Tensor velocity = model->forward({request})[0].to(at::kFloat);
     latents = latents + (work.sigmas[step + 1] - work.sigmas[step]) * velocity;  // Euler step
   }

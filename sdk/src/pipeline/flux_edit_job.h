@@ -33,9 +33,8 @@ struct FluxEditJob final : EditJob {
   std::vector<double> model_timesteps;  // per step, as the model takes it (sigma in [0, 1])
   at::Tensor latents, noise, template_latents, fill_conditioning, blend_mask;
   FluxRequest model_inputs;  // the inputs that stay the same over steps
-  // The Fill conditioning's share of the model's input projection for the rows the model carries
-  // (fill_embedding_rows; undefined: all): FluxRequest::conditioning_embedding.
-  at::Tensor fill_embedding, fill_embedding_rows;
+  // The Fill conditioning's share of the model's input projection for the rows the model carries.
+  ConditioningEmbeddingCache fill_embedding;
 
   // Edits of a registered template: replay of the capture's unmasked activations.
   std::shared_ptr<const engine::Capture> capture;

@@ -38,7 +38,7 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
     job.template_latents = pack_latents(components_.vae->encode_to_latents(image.unsqueeze(0))[0]);
   if (fill) {
     job.fill_conditioning = flashps::fill_conditioning(*components_.vae, image, pixel_mask).to(at::kFloat);
-    job.fill_embedding = job.fill_embedding_rows = at::Tensor();
+    job.fill_embedding.reset();
   }
   job.stats_.encode_seconds += seconds_since(encode_start);
 
@@ -97,14 +97,9 @@ void FluxInpaintPipeline::restart_in_full(FluxEditJob& job, const std::string& w
   begin_denoising(job);  // from the first step again, with the same noise
 }
 
-void FluxInpaintPipeline::update_fill_embedding(FluxEditJob& job) const {
-  const at::Tensor rows = job.replay ? job.replay->carried_rows() : at::Tensor();
-  const bool current = job.fill_embedding.defined() && rows.defined() == job.fill_embedding_rows.defined() &&
-                       (!rows.defined() || rows.is_same(job.fill_embedding_rows));
-  if (current) return;
-  at::NoGradGuard no_grad;
-  job.fill_embedding = components_.transformer->conditioning_embedding(job.fill_conditioning, rows);
-  job.fill_embedding_rows = rows;
+const at::Tensor& FluxInpaintPipeline::update_fill_embedding(FluxEditJob& job) const {
+  return job.fill_embedding.get(*components_.transformer, job.fill_conditioning,
+                                job.replay ? job.replay->carried_rows() : at::Tensor());
 }
 
 void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
@@ -139,10 +134,7 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
         job->capture_router->set_step(job->next_step);
         call.router = job->capture_router.get();
       }
-      if (fill) {  // computed when the job started; again only if its carried rows changed
-        update_fill_embedding(*job);
-        call.conditioning_embedding = job->fill_embedding;
-      }
+      if (fill) call.conditioning_embedding = update_fill_embedding(*job);  // computed when the job started
       calls.push_back(std::move(call));
     }
     const double assembly_seconds = seconds_since(step_start);

@@ -81,8 +81,8 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   void begin_denoising(FluxEditJob& job) const;
   // Looks the template up in the store and attaches a replay router (flux_edit_replay.cpp).
   void attach_replay(FluxEditJob& job);
-  // Computes job.fill_embedding for the rows the job's model calls carry, unless it is current.
-  void update_fill_embedding(FluxEditJob& job) const;
+  // job.fill_embedding for the rows the job's model calls carry (computed unless current).
+  const at::Tensor& update_fill_embedding(FluxEditJob& job) const;
   void restart_in_full(FluxEditJob& job, const std::string& why) const;
   Image finish(const Prepared& prepared, const EditRequest& request, const at::Tensor& latents,
                EditStats& stats) const;

@@ -61,6 +61,18 @@ at::Tensor FluxTransformerImpl::conditioning_embedding(const at::Tensor& conditi
   return linear(selected, x_embedder->weight.narrow(1, first_column, channels), x_embedder->bias);
 }
 
+const at::Tensor& ConditioningEmbeddingCache::get(const FluxTransformerImpl& model, const at::Tensor& conditioning,
+                                                  const at::Tensor& carried_rows) {
+  const bool current = embedding.defined() && carried_rows.defined() == rows.defined() &&
+                       (!carried_rows.defined() || carried_rows.is_same(rows));
+  if (!current) {
+    at::NoGradGuard no_grad;
+    embedding = model.conditioning_embedding(conditioning, carried_rows);
+    rows = carried_rows;
+  }
+  return embedding;
+}
+
 std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxRequest>& requests) const {
   if (requests.empty()) return {};
   const auto packing_start = std::chrono::steady_clock::now();

@@ -81,6 +81,14 @@ class FluxTransformerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(FluxTransformer);
 
+// FluxRequest::conditioning_embedding of a request stepped many times: computed once, and again
+// only when its carried rows change (another tensor, e.g. after a replay restarts in full).
+struct ConditioningEmbeddingCache {
+  at::Tensor embedding, rows;
+  const at::Tensor& get(const FluxTransformerImpl& model, const at::Tensor& conditioning, const at::Tensor& carried_rows);
+  void reset() { embedding = rows = at::Tensor(); }
+};
+
 // Loads <dir>/config.json and the diffusers weights (single file or sharded index) strictly.
 FluxTransformer load_flux_transformer(const std::string& model_dir, at::ScalarType dtype);
 
