@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& item : manifest.items) {
       // What the parser promises: required fields present, values in range, outputs unique.
       if (item.image.empty() || item.mask.empty() || item.output.empty()) std::abort();
-      if (item.steps < 1 || item.steps > 1000 || !(item.strength > 0 && item.strength <= 1)) std::abort();
+      // steps 0 means "the model's recommendation" (field absent); an explicit value is 1..1000.
+      if (item.steps < 0 || item.steps > 1000 || !(item.strength > 0 && item.strength <= 1)) std::abort();
       if (!outputs.insert(item.output).second) std::abort();
     }
   } catch (const flashps::Error&) {

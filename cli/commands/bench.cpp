@@ -36,7 +36,7 @@ void add_quality_command(CLI::App& bench, CommandAction& action) {
   static std::string model_option, json_path;
   static bool quiet = false;
   CLI::App* quality = bench.add_subcommand(
-      "quality", "Masked-region PSNR/SSIM of the model vs mean-colour fill and Telea on held-out crops, "
+      "quality", "Masked-region PSNR/SSIM of the model vs mean-colour, pyramid and Telea fills on held-out crops, "
                  "and mask-aware vs full-compute fidelity");
   quality->add_option("--model", model_option, "Model folder (default: the bundled model)");
   quality->add_option("--photos", options.photo_folders,

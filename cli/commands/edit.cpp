@@ -22,7 +22,7 @@ struct EditOptions {
   std::string prompt, negative_prompt;
   std::string cache_dir;
   uint64_t seed = 0;
-  int steps = 28, grow = 0, feather = 0, dilate = 0;
+  int steps = 0, grow = 0, feather = 0, dilate = 0;  // steps 0: the model's recommendation
   double strength = 1.0, guidance = -1;
   bool quiet = false, json = false, no_cache = false, capture_kv = true, capture_hidden = true;
 };
@@ -34,7 +34,9 @@ void add_shared_options(CLI::App* command, EditOptions& options, bool mask_requi
   if (mask_required) mask->required();
   command->add_option("--model", options.model, "Model folder (diffusers layout); default: bundled model");
   command->add_option("--seed", options.seed, "Random seed")->capture_default_str();
-  command->add_option("--steps", options.steps, "Denoising steps")->capture_default_str();
+  command->add_option("--steps", options.steps,
+                      "Denoising steps (default: the model's recommendation; 28 unless its model_index.json names one)")
+      ->check(CLI::Range(1, 1000));
   command->add_option("--strength", options.strength, "Denoising strength in (0, 1]")->capture_default_str();
   command->add_option("--guidance", options.guidance, "Guidance scale (guidance-distilled models)");
   command->add_option("--prompt,-p", options.prompt, "Text prompt (models with text encoders: Stable Diffusion folders)");
@@ -156,8 +158,9 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
         if (result.stats.cache_hit)
           std::snprintf(hit, sizeof(hit), ", template cache hit: %.1fx less compute per step",
                         result.stats.compute_saving);
-        std::printf("wrote %s (%dx%d, mask %.1f%%, %s%s, %.2f s: denoise %.2f s)\n", options.output.c_str(),
-                    result.image.width, result.image.height, 100 * result.stats.mask_ratio,
+        std::printf("wrote %s (%dx%d, mask %.1f%%, %d step%s, %s%s, %.2f s: denoise %.2f s)\n", options.output.c_str(),
+                    result.image.width, result.image.height, 100 * result.stats.mask_ratio, result.stats.steps_run,
+                    result.stats.steps_run == 1 ? "" : "s",
                     compute_mode_name(result.stats.mode_used), hit, result.stats.total_seconds,
                     result.stats.denoise_seconds);
       }

@@ -52,8 +52,9 @@ TEST_CASE("the bundled model edits a full-size sample: finite, unmasked pixels k
   request.image = image;
   request.mask = mask;
   request.seed = 1;
-  request.steps = 4;
+  request.steps = 0;  // the model's recommendation (model_index.json), as `flashps edit` without --steps
   EditResult result = pipeline->edit(request);
+  CHECK(result.stats.steps_run == pipeline->recommended_steps());
   REQUIRE(result.image.width == image.width);
   REQUIRE(result.image.height == image.height);
   at::Tensor output = image_to_tensor(result.image), original = image_to_tensor(image);

@@ -263,8 +263,31 @@ TEST_CASE("model_index.json options are checked and named in errors", "[pipeline
   std::ofstream(index_path) << index.dump();
   CHECK_THROWS_WITH(FluxInpaintPipeline::load(model, at::kFloat), Catch::Contains("_flashps_native_size"));
   index["_flashps_native_size"] = 64;
+  index["_flashps_masked_image_fill"] = "telea";
+  std::ofstream(index_path) << index.dump();
+  CHECK_THROWS_WITH(FluxInpaintPipeline::load(model, at::kFloat),
+                    Catch::Contains("model_index.json") && Catch::Contains("telea"));
+  index["_flashps_masked_image_fill"] = "pyramid";
   std::ofstream(index_path) << index.dump();
   auto pipeline = FluxInpaintPipeline::load(model, at::kFloat);
   CHECK(pipeline->components().predicts_sample);
   CHECK(pipeline->components().native_size == 64);
+  CHECK(pipeline->components().masked_image_fill == MaskedImageFill::pyramid);
+  CHECK(pipeline->recommended_steps() == 28);
+
+  index["_flashps_default_steps"] = 0;
+  std::ofstream(index_path) << index.dump();
+  CHECK_THROWS_WITH(FluxInpaintPipeline::load(model, at::kFloat), Catch::Contains("_flashps_default_steps"));
+  index["_flashps_default_steps"] = 2;
+  std::ofstream(index_path) << index.dump();
+  pipeline = FluxInpaintPipeline::load(model, at::kFloat);
+  CHECK(pipeline->recommended_steps() == 2);
+  // A request naming no steps runs the model's recommendation; one naming them runs those.
+  EditRequest request = request_for(gradient_image(32, 32), box_mask(32, 32, 8, 8, 8), 1, 0);
+  CHECK(pipeline->estimate_work(request).steps == 2);
+  CHECK(pipeline->edit(request).stats.steps_run == 2);
+  request.steps = 3;
+  CHECK(pipeline->edit(request).stats.steps_run == 3);
+  request.steps = -1;
+  CHECK_THROWS_WITH(pipeline->edit(request), Catch::Contains("steps must be between 1 and 1000"));
 }

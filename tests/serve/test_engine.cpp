@@ -195,7 +195,7 @@ TEST_CASE("cancel, deadlines and bad inputs resolve their own request only", "[s
   EditHandle cancelled = engine.submit(request_for(gradient_image(32, 32), box_mask(32, 32, 4, 4, 8), 1, 200), watch);
   EditHandle kept = engine.submit(request_for(gradient_image(32, 32), box_mask(32, 32, 4, 4, 8), 2, 3));
   EditRequest broken = request_for(gradient_image(32, 32), box_mask(32, 32, 4, 4, 8), 3, 3);
-  broken.steps = 0;
+  broken.steps = -1;  // 0 asks for the model's recommended steps
   EditHandle invalid = engine.submit(broken);
   SubmitOptions hurry;
   hurry.deadline_seconds = 1e-6;

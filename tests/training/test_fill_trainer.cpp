@@ -147,3 +147,26 @@ TEST_CASE("channel-balanced loss weighs the autoencoder's components by their va
   velocity.loss_target = "velocity";
   CHECK_THROWS_WITH(train_fill_model(velocity), Catch::Contains("channel-balance"));
 }
+
+TEST_CASE("a model trained on pyramid-filled conditioning records it for the pipeline", "[training]") {
+  test::TempDir neutral, pyramid;
+  // Two steps: the first step's output projection starts at zero, so only the second step's
+  // loss depends on the conditioning.
+  FillTrainerOptions options = tiny_options(neutral.path().string(), 2);
+  auto plain = train_fill_model(options);
+  options.output_dir = pyramid.path().string();
+  options.spec.masked_image_fill = "pyramid";
+  auto filled = train_fill_model(options);
+  // Same data, noise and initial weights: only the conditioning under the mask differs.
+  CHECK(filled.final_average_loss != plain.final_average_loss);
+  CHECK(read_json_file(filled.model_dir + "/model_index.json").at("_flashps_masked_image_fill") == "pyramid");
+  CHECK_FALSE(read_json_file(plain.model_dir + "/model_index.json").contains("_flashps_masked_image_fill"));
+  CHECK(FluxInpaintPipeline::load(filled.model_dir, at::kFloat)->components().masked_image_fill ==
+        MaskedImageFill::pyramid);
+  CHECK(FluxInpaintPipeline::load(plain.model_dir, at::kFloat)->components().masked_image_fill ==
+        MaskedImageFill::neutral);
+
+  options.output_dir = (pyramid.path() / "other").string();
+  options.spec.masked_image_fill = "telea";
+  CHECK_THROWS_WITH(train_fill_model(options), Catch::Contains("telea"));
+}

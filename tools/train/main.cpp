@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
   app.add_option("--channel-balance", options.channel_balance,
                  "exponent a of the per-latent-value loss weights var^-a (1: loss in whitened latents; needs --loss sample)")
       ->check(CLI::Range(0.0, 2.0));
+  app.add_option("--masked-image-fill", options.spec.masked_image_fill,
+                 "what the conditioning image holds under the mask: neutral (mid-grey, as FLUX.1-Fill) or pyramid "
+                 "(a smooth fill from the surroundings; recorded in the exported model_index.json)")
+      ->check(CLI::IsMember({"neutral", "pyramid"}));
   app.add_option("--init-from", options.init_from, "start from this model folder's weights (fine-tuning; ignored when resuming)")
       ->check(CLI::ExistingDirectory);
   app.add_option("--lr", options.learning_rate, "peak learning rate");

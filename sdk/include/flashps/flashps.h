@@ -74,7 +74,7 @@ typedef struct flashps_editor_params {
 typedef struct flashps_edit_params {
   size_t struct_size;  /* sizeof(flashps_edit_params) */
   uint64_t seed;
-  int steps;
+  int steps;               /* 0: the model's recommendation (28 unless its model_index.json names one) */
   float strength;          /* (0, 1] */
   float guidance_scale;    /* < 0: the model's default */
   int mask_grow_pixels;

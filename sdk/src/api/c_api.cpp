@@ -139,7 +139,7 @@ flashps_editor_params flashps_editor_default_params(void) {
 flashps_edit_params flashps_edit_default_params(void) {
   flashps_edit_params params{};
   params.struct_size = sizeof(params);
-  params.steps = 28;
+  params.steps = 0;
   params.strength = 1.0f;
   params.guidance_scale = -1.0f;
   params.cache_mode = FLASHPS_CACHE_AUTO;

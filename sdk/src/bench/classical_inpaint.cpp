@@ -3,6 +3,8 @@
 #include <array>
 
 #include "core/error.h"
+#include "pipeline/image_tensors.h"
+#include "pipeline/pyramid_fill.h"
 
 #ifdef FLASHPS_HAVE_OPENCV
 #include <opencv2/core.hpp>
@@ -35,6 +37,11 @@ Image mean_colour_fill(const Image& image, const Image& mask) {
     if (mask.pixels[i] >= 128)
       for (int c = 0; c < 3; ++c) out.pixels[i * 3 + c] = kept ? static_cast<uint8_t>(sum[c] / kept + 0.5) : 128;
   return out;
+}
+
+Image pyramid_inpaint(const Image& image, const Image& mask) {
+  check_pair(image, mask);
+  return tensor_to_image(pyramid_fill(image_to_tensor(image), mask_to_tensor(mask)));
 }
 
 bool telea_available() {

@@ -1,5 +1,6 @@
 // Classical inpainting baselines for the quality benchmark: the mean colour of the kept pixels,
-// and Telea's fast marching method (OpenCV's cv::inpaint, when built with OpenCV).
+// the pyramid (push-pull) fill, and Telea's fast marching method (OpenCV's cv::inpaint, when
+// built with OpenCV).
 #pragma once
 #include "core/image.h"
 
@@ -8,6 +9,9 @@ namespace flashps::bench {
 // RGB image, gray mask of the same size (>= 128 = fill). Masked pixels become the mean colour
 // of the unmasked ones.
 Image mean_colour_fill(const Image& image, const Image& mask);
+
+// pipeline/pyramid_fill.h on 8-bit images.
+Image pyramid_inpaint(const Image& image, const Image& mask);
 
 bool telea_available();
 // Telea (2004) inpainting with the given neighbourhood radius; throws Error without OpenCV.

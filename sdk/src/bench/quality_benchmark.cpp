@@ -73,7 +73,7 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
                    {"seed", options.seed},
                    {"fidelity_crops", options.fidelity_crops},
                    {"telea", telea_available()}};
-  std::vector<std::string> methods = {"model", "mean_fill"};
+  std::vector<std::string> methods = {"model", "mean_fill", "pyramid"};
   if (telea_available()) methods.push_back("telea");
   std::vector<QualityRow> rows(methods.size());
   for (size_t m = 0; m < methods.size(); ++m) rows[m].method = methods[m];
@@ -98,6 +98,7 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
       Image result;
       if (methods[m] == "model") result = pipeline->edit(request).image;
       else if (methods[m] == "mean_fill") result = mean_colour_fill(request.image, request.mask);
+      else if (methods[m] == "pyramid") result = pyramid_inpaint(request.image, request.mask);
       else result = telea_inpaint(request.image, request.mask);
       rows[m].seconds += seconds_since(method_start);
       Score s = score(result, truth, mask, token_pixels);

@@ -1,5 +1,5 @@
 // `flashps bench quality`: how well a model fills masked regions of held-out photos, against
-// classical baselines (mean-colour fill, Telea), and how closely mask-aware editing (kv, hidden)
+// classical baselines (mean-colour, pyramid and Telea fills), and how closely mask-aware editing (kv, hidden)
 // reproduces full computation on that model. All in one run, on the same crops and masks.
 #pragma once
 #include <nlohmann/json.hpp>
@@ -24,7 +24,7 @@ struct QualityBenchmarkOptions {
 };
 
 struct QualityRow {
-  std::string method;  // model | mean_fill | telea
+  std::string method;  // model | mean_fill | pyramid | telea
   double psnr = 0, ssim = 0;  // masked region, averaged over crops
   double block_step_ratio = 0;  // masked region: steps across token borders / inside tokens (photos ~1; NaN: flat)
   double seconds = 0;         // total time of this method over all crops

@@ -75,7 +75,14 @@ class StepwisePipeline {
   // start_edit, step alone until denoised, finish_edit; rethrows a job's error.
   EditResult run_alone(const EditRequest& request);
 
+  // Denoising steps of a request that names none (steps = 0): model_index.json's
+  // "_flashps_default_steps" when the folder has one (a model distilled or trained for few
+  // steps), else 28.
+  int recommended_steps() const { return recommended_steps_; }
+  int steps_of(const EditRequest& request) const { return request.steps == 0 ? recommended_steps_ : request.steps; }
+
  protected:
+  int recommended_steps_ = 28;
   double last_step_assembly_seconds_ = 0, last_step_assembly_cpu_seconds_ = 0;
 };
 

@@ -36,7 +36,7 @@ struct EditRequest {
   // take `conditioning` and say that the text is not used.
   std::string prompt, negative_prompt;
   uint64_t seed = 0;
-  int steps = 28;
+  int steps = 0;  // 0: the model's recommended steps (StepwisePipeline::recommended_steps)
   double strength = 1.0;                 // 1: start from pure noise in the masked region
   std::optional<double> guidance_scale;  // guidance-distilled models; default from the model
   int mask_grow_pixels = 0;              // composite mask: grow, then feather (pixels)

@@ -20,10 +20,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::unique_ptr<EditJob> FluxInpaintPipeline::start_edit(const EditRequest& request) {
+std::unique_ptr<EditJob> FluxInpaintPipeline::start_edit(const EditRequest& given) {
   auto job = std::make_unique<FluxEditJob>();
   job->started = std::chrono::steady_clock::now();
-  job->request = request;
+  job->request = given;
+  job->request.steps = steps_of(given);
+  const EditRequest& request = job->request;
   job->prepared = prepare(request, job->stats_);
   if (job->prepared.token_mask.empty()) {
     job->stats_.notes.push_back("mask is empty: the template is returned unchanged");
@@ -139,7 +141,8 @@ namespace flashps {
 
 engine::RequestWork FluxInpaintPipeline::estimate_work(const EditRequest& request) const {
   engine::RequestWork work;
-  work.steps = std::max(1, std::min(request.steps, static_cast<int>(request.steps * request.strength)));
+  const int steps = steps_of(request);
+  work.steps = std::max(1, std::min(steps, static_cast<int>(steps * request.strength)));
   const int width = std::max(1, request.image.width), height = std::max(1, request.image.height);
   int64_t masked_pixels = 0;
   const Image& mask = request.mask;

@@ -37,7 +37,7 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
   if (!fill || request.strength < 1.0)
     job.template_latents = pack_latents(components_.vae->encode_to_latents(image.unsqueeze(0))[0]);
   if (fill) {
-    job.fill_conditioning = flashps::fill_conditioning(*components_.vae, image, pixel_mask).to(at::kFloat);
+    job.fill_conditioning = flashps::fill_conditioning(*components_.vae, image, pixel_mask, components_.masked_image_fill).to(at::kFloat);
     job.fill_embedding.reset();
   }
   job.stats_.encode_seconds += seconds_since(encode_start);

@@ -64,6 +64,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   components.default_guidance = config.in_channels > config.out_channels ? 30.0 : 3.5;
   components.fingerprint = model_fingerprint(model_dir, {"transformer", "vae", "scheduler"}, {"transformer", "vae"});
   const fs::path model_index = fs::path(model_dir) / "model_index.json";
+  int recommended_steps = 28;
   if (fs::exists(model_index)) {
     const nlohmann::json index = read_json_file(model_index.string());
     const auto native = index.find("_flashps_native_size");
@@ -78,20 +79,32 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
       throw Error(model_index.string() + ": _flashps_prediction_type must be \"velocity\" or \"sample\", got \"" +
                   prediction + "\"");
     components.predicts_sample = prediction == "sample";
+    components.masked_image_fill = parse_masked_image_fill(
+        index.value("_flashps_masked_image_fill", std::string("neutral")), model_index.string());
+    const auto steps = index.find("_flashps_default_steps");
+    if (steps != index.end()) {
+      if (!steps->is_number_integer() || steps->get<int>() < 1 || steps->get<int>() > 1000)
+        throw Error(model_index.string() + ": _flashps_default_steps must be an integer from 1 to 1000");
+      recommended_steps = steps->get<int>();
+    }
   }
   if (!device.is_cpu()) {
     components.transformer->to(device);
     components.vae->to_device(device);
   }
-  return std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
+  auto pipeline = std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
+  pipeline->recommended_steps_ = recommended_steps;
+  return pipeline;
 }
 
-TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& request, bool capture_kv,
+TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& given, bool capture_kv,
                                                     bool capture_hidden) {
   const auto start = std::chrono::steady_clock::now();
   FluxEditJob job;
   job.started = start;
-  job.request = request;
+  job.request = given;
+  job.request.steps = steps_of(given);
+  const EditRequest& request = job.request;
   job.prepared = prepare(request, job.stats_);
   const engine::CaptureId id = capture_id(job.prepared, request);
   job.capture_writer = store_->begin(id);

@@ -19,6 +19,7 @@
 #include "models/vae/image_autoencoder.h"
 #include "pipeline/edit_job.h"
 #include "pipeline/edit_types.h"
+#include "pipeline/fill_conditioning.h"
 #include "schedulers/scheduler.h"
 
 namespace flashps {
@@ -38,6 +39,8 @@ struct FluxPipelineComponents {
   // The transformer predicts clean latents ("sample") instead of Flux's flow velocity; the
   // pipeline converts: v = (x_t - x0) / sigma. From model_index.json "_flashps_prediction_type".
   bool predicts_sample = false;
+  // What the masked pixels of the Fill conditioning image hold ("_flashps_masked_image_fill").
+  MaskedImageFill masked_image_fill = MaskedImageFill::neutral;
 };
 
 class FluxInpaintPipeline final : public StepwisePipeline {

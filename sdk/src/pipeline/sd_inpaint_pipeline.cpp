@@ -98,15 +98,18 @@ std::unique_ptr<EditJob> SDInpaintPipeline::start_edit(const EditRequest& reques
   return job;
 }
 
-std::unique_ptr<SDEditJob> SDInpaintPipeline::prepare_job(const EditRequest& request, bool registering) const {
+std::unique_ptr<SDEditJob> SDInpaintPipeline::prepare_job(const EditRequest& given, bool registering) const {
   at::NoGradGuard no_grad;
-  if (request.image.empty()) throw Error("edit request has no image");
-  check_image(request.image, "template image");
-  if (request.steps < 1 || request.steps > 1000) throw Error("steps must be between 1 and 1000");
-  if (!(request.strength > 0.0 && request.strength <= 1.0)) throw Error("strength must be in (0, 1]");
+  if (given.image.empty()) throw Error("edit request has no image");
+  check_image(given.image, "template image");
+  const int steps = steps_of(given);
+  if (steps < 1 || steps > 1000) throw Error("steps must be between 1 and 1000");
+  if (!(given.strength > 0.0 && given.strength <= 1.0)) throw Error("strength must be in (0, 1]");
   auto job = std::make_unique<SDEditJob>();
   job->started = std::chrono::steady_clock::now();
-  job->request = request;
+  job->request = given;
+  job->request.steps = steps;
+  const EditRequest& request = job->request;
   EditStats& stats = job->stats_;
   job->original = to_rgb(request.image);
   const int width = job->original.width, height = job->original.height;
@@ -321,7 +324,7 @@ EditResult SDInpaintPipeline::finish_edit(EditJob& base_job) {
 
 engine::RequestWork SDInpaintPipeline::estimate_work(const EditRequest& request) const {
   engine::RequestWork work;
-  work.steps = std::max(1, static_cast<int>(request.steps * request.strength));
+  work.steps = std::max(1, static_cast<int>(steps_of(request) * request.strength));
   const int64_t factor = components_.vae->scale_factor();
   const int64_t rows = request.guidance_scale.value_or(components_.default_guidance) > 1.0 ? 2 : 1;
   const int64_t latent_tokens = std::max<int64_t>(1, (request.image.width / factor) * (request.image.height / factor));

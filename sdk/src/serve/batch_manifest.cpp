@@ -68,8 +68,8 @@ BatchManifest parse_batch_manifest(const std::string& text, const std::string& s
     if (!(seed >= 0 && seed <= 9007199254740992.0) || seed != static_cast<double>(static_cast<uint64_t>(seed)))
       throw Error(where + ": \"seed\" must be a non-negative integer");
     item.seed = static_cast<uint64_t>(seed);
-    const double steps = number_field(entry, "steps", where, 28);
-    if (!(steps >= 1 && steps <= 1000) || steps != static_cast<int>(steps))
+    const double steps = number_field(entry, "steps", where, 0);  // 0: the model's recommendation
+    if (!((steps >= 1 && steps <= 1000) || (steps == 0 && !entry.contains("steps"))) || steps != static_cast<int>(steps))
       throw Error(where + ": \"steps\" must be an integer from 1 to 1000");
     item.steps = static_cast<int>(steps);
     item.strength = number_field(entry, "strength", where, 1.0);

@@ -17,7 +17,7 @@ struct BatchItem {
   std::string image, mask, output;
   std::string prompt, prompt_embeds;
   uint64_t seed = 0;
-  int steps = 28;
+  int steps = 0;  // 0 (field absent): the model's recommended steps
   double strength = 1.0;
   std::optional<double> guidance;
   std::string cache = "auto";  // auto | full | kv | hidden

@@ -19,7 +19,8 @@ nlohmann::json FillModelSpec::to_json() const {
           {"scheduler", scheduler_config},
           {"text_tokens", text_tokens},
           {"native_size", native_size},
-          {"prediction_type", prediction_type}};
+          {"prediction_type", prediction_type},
+          {"masked_image_fill", masked_image_fill}};
 }
 
 FillModelSpec small_fill_spec() {
@@ -83,6 +84,7 @@ void write_fill_model(const std::string& dir, const FillModelSpec& spec, const P
                           {"_flashps_unconditional", true},
                           {"_flashps_native_size", spec.native_size},
                           {"_flashps_prediction_type", spec.prediction_type}};
+  if (spec.masked_image_fill != "neutral") index["_flashps_masked_image_fill"] = spec.masked_image_fill;
   if (!notes.is_null()) index["_flashps_training"] = notes;
   write_json_file((fs::path(dir) / "model_index.json").string(), index);
 }

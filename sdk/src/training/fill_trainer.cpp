@@ -156,7 +156,8 @@ struct Example {
 };
 
 Example make_example(const TrainingState& state, const PatchAutoencoder& autoencoder, const at::Tensor& image,
-                     const at::Tensor& mask, double sigma, at::Generator& generator, double unmasked_weight) {
+                     const at::Tensor& mask, MaskedImageFill masked_image_fill, double sigma, at::Generator& generator,
+                     double unmasked_weight) {
   Example example;
   at::Tensor clean = pack_latents(autoencoder.encode_to_latents(image.unsqueeze(0))[0]);
   at::Tensor noise = at::randn(clean.sizes(), generator);
@@ -164,7 +165,7 @@ Example make_example(const TrainingState& state, const PatchAutoencoder& autoenc
   const int64_t latent_height = image.size(1) / autoencoder.scale_factor();
   const int64_t latent_width = image.size(2) / autoencoder.scale_factor();
   example.request.hidden_states = noisy;
-  example.request.conditioning = fill_conditioning(autoencoder, image, mask);
+  example.request.conditioning = fill_conditioning(autoencoder, image, mask, masked_image_fill);
   example.request.encoder_hidden_states = state.prompt_embeds;
   example.request.pooled_projections = state.pooled_prompt_embeds;
   example.request.img_ids = flux_image_ids(latent_height, latent_width);
@@ -223,6 +224,7 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   for (int64_t size : options.crop_sizes)
     if (size % token_pixels != 0)
       throw Error("training: crop size " + std::to_string(size) + " is not a multiple of " + std::to_string(token_pixels));
+  const MaskedImageFill masked_image_fill = parse_masked_image_fill(options.spec.masked_image_fill, "training");
   fs::create_directories(options.output_dir);
 
   PhotoSet photos = PhotoSet::load(options.photo_folders, PhotoSplit::train, options.photo_options);
@@ -333,7 +335,7 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
       const double t = uniform ? std::uniform_real_distribution<double>(0.0, 1.0)(rng)
                                : 1.0 / (1.0 + std::exp(-std::normal_distribution<double>(0.0, 1.0)(rng)));
       const double sigma = std::exp(mu) / (std::exp(mu) + (1.0 / t - 1.0));
-      examples.push_back(make_example(state, autoencoder, image, mask, sigma, noise_generator,
+      examples.push_back(make_example(state, autoencoder, image, mask, masked_image_fill, sigma, noise_generator,
                                       options.unmasked_loss_weight));
     }
     std::vector<FluxRequest> requests;
