@@ -7,4 +7,4 @@ scripts/install-deps.sh
 scripts/build.sh
 mkdir -p out
 ./build/cli/flashps edit --image samples/images/fig.jpg --mask samples/masks/fig.png \
-  --steps 4 --seed 1 --out out/fig.png
+  --seed 1 --out out/fig.png
