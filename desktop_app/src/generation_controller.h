@@ -33,7 +33,7 @@ struct GenerationSettings {
   QString prompt, negative_prompt;  // used by models that take text (Stable Diffusion folders)
   quint64 seed = 1;
   bool random_seed = false;
-  int steps = 12;
+  int steps = 0;  // 0: the model's recommendation (1 for the bundled model, else usually 28)
   double strength = 1.0;
   int variations = 2;
   int grow_pixels = 0, feather_pixels = 4;

@@ -64,7 +64,9 @@ GenerationPanel::GenerationPanel(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("Seed"), seed_row);
   connect(random_seed_, &QCheckBox::toggled, seed_, &QSpinBox::setDisabled);
   steps_ = new QSpinBox;
-  steps_->setRange(1, 200);
+  steps_->setRange(0, 200);
+  steps_->setSpecialValueText(tr("Model default"));  // shown for 0
+  steps_->setToolTip(tr("Denoising steps; \"Model default\" runs the model's recommendation"));
   form->addRow(tr("Steps"), steps_);
   strength_ = new QDoubleSpinBox;
   strength_->setRange(0.05, 1.0);

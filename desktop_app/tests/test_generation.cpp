@@ -15,6 +15,7 @@
 
 #include "core/image.h"
 #include "core/mask_ops.h"
+#include "pipeline/flux_inpaint_pipeline.h"
 #include "document.h"
 #include "generation_controller.h"
 #include "generation_panel.h"
@@ -166,6 +167,27 @@ class GenerationTest : public QObject {
     QVERIFY2(last_step < 200, "the run stopped before its last step");
     QVERIFY2(latency.worstMs() < kWorstGapBoundMs, qPrintable(QString::number(latency.worstMs())));
     QVERIFY(!window_->controller().busy());
+  }
+
+  void modelDefaultStepsRunTheModelsRecommendation() {
+    configure(/*steps=*/0, /*variations=*/1, /*capture=*/false);
+    QCOMPARE(window_->panel().settings().steps, 0);  // "Model default", not clamped to 1
+    window_->document().clearMask();
+    window_->document().fillRectangle(QRect(60, 60, 48, 48), true);
+    QSignalSpy finished(&window_->controller(), &GenerationController::finished);
+    QSignalSpy progress(&window_->controller(), &GenerationController::progressChanged);
+    window_->generate();
+    QVERIFY(finished.wait(240000));
+    QVERIFY2(window_->lastError().isEmpty(), qPrintable(window_->lastError()));
+    // The bundled model recommends one step (its model_index.json); the engine reports it.
+    const int recommended =
+        flashps::FluxInpaintPipeline::load(FLASHPS_SOURCE_DIR "/samples/models/flashps-fill-small", at::kFloat)
+            ->recommended_steps();
+    int last_total = -1;
+    for (const QList<QVariant>& event : progress)
+      if (event.at(1).toInt() > 0) last_total = event.at(1).toInt();
+    QCOMPARE(last_total, recommended);
+    window_->strip().clear();
   }
 
   void aBadModelFolderEndsInTheSdkMessage() {
