@@ -40,3 +40,20 @@ TEST_CASE("block step ratio tells a mosaic from a smooth image", "[metrics]") {
   one_block.narrow(0, 8, 8).narrow(1, 8, 8).fill_(1);
   CHECK(std::isnan(block_step_ratio(mosaic, 8, one_block)));
 }
+
+TEST_CASE("detail energy: zero when flat, the step size of a checkerboard, only inside the region", "[metrics]") {
+  at::Tensor flat = at::full({3, 16, 16}, 0.3);
+  CHECK(detail_energy(flat) == Approx(0.0));
+  // A checkerboard of +-0.25: every neighbour pair differs by 0.5.
+  at::Tensor rows = at::arange(16).view({16, 1}), columns = at::arange(16).view({1, 16});
+  at::Tensor checker = (((rows + columns) % 2) * 0.5 - 0.25).to(at::kFloat).expand({3, 16, 16}).contiguous();
+  CHECK(detail_energy(checker) == Approx(0.5));
+  // Flat on the left, checkered on the right: the left half alone reads 0.
+  at::Tensor half = checker.clone();
+  half.narrow(2, 0, 8).fill_(0.3);
+  at::Tensor left = at::zeros({16, 16});
+  left.narrow(1, 0, 8).fill_(1);
+  CHECK(detail_energy(half, left) == Approx(0.0));
+  CHECK(detail_energy(half, 1 - left) == Approx(0.5));
+  CHECK(std::isnan(detail_energy(half, at::zeros({16, 16}))));
+}

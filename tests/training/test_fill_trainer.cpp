@@ -94,6 +94,7 @@ TEST_CASE("fine-tuning starts from a model folder's weights and autoencoder", "[
   options.init_from = source.model_dir;
   options.loss_target = "sample";
   options.edge_loss_weight = 1.0;
+  options.detail_loss_weight = 0.5;
   // Stopped after one step, the exported weights are still close to the source's.
   auto one_step = train_fill_model(options, [](const TrainingProgress&) { return false; });
   REQUIRE(one_step.last_step == 1);
@@ -120,6 +121,9 @@ TEST_CASE("fine-tuning starts from a model folder's weights and autoencoder", "[
   velocity.output_dir = (tuned.path() / "other").string();
   velocity.loss_target = "velocity";
   CHECK_THROWS_WITH(train_fill_model(velocity), Catch::Contains("edge loss"));
+  velocity.edge_loss_weight = 0;
+  CHECK_THROWS_WITH(train_fill_model(velocity), Catch::Contains("detail loss"));
+  CHECK(read_json_file(resumed.model_dir + "/model_index.json").at("_flashps_training").at("detail_loss_weight").get<double>() == 0.5);
 }
 
 TEST_CASE("channel-balanced loss weighs the autoencoder's components by their variance", "[training]") {

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   app.add_option("--loss", options.loss_target, "velocity (weighs low noise up to 25x) or sample (x0, every noise level alike)")
       ->check(CLI::IsMember({"velocity", "sample"}));
   app.add_option("--edge-loss", options.edge_loss_weight, "weight of the pixel-gradient loss on the predicted x0 (needs --loss sample)");
+  app.add_option("--detail-loss", options.detail_loss_weight,
+                 "weight of the texture loss: the masked tokens' local detail must match the photo's (needs --loss sample)");
   app.add_option("--channel-balance", options.channel_balance,
                  "exponent a of the per-latent-value loss weights var^-a (1: loss in whitened latents; needs --loss sample)")
       ->check(CLI::Range(0.0, 2.0));

@@ -40,13 +40,14 @@ std::string format_fixed(double value, int decimals) {
 }
 
 struct Score {
-  double psnr = 0, ssim = 0, block_step_ratio = 0;
+  double psnr = 0, ssim = 0, block_step_ratio = 0, detail = 0;
 };
 
 // Masked-region scores of `result` against the ground truth, both [3, H, W] in [-1, 1].
 Score score(const Image& result, const at::Tensor& truth, const at::Tensor& mask, int64_t token_pixels) {
   at::Tensor output = image_to_tensor(result);
-  return {psnr(output, truth, 2.0, mask), ssim(output, truth, 2.0, mask), block_step_ratio(output, token_pixels, mask)};
+  return {psnr(output, truth, 2.0, mask), ssim(output, truth, 2.0, mask), block_step_ratio(output, token_pixels, mask),
+          detail_energy(output, mask)};
 }
 
 }  // namespace
@@ -79,6 +80,8 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
   for (size_t m = 0; m < methods.size(); ++m) rows[m].method = methods[m];
   std::vector<double> mask_ratios;
   std::vector<int> block_ratio_counts(methods.size(), 0);
+  std::vector<double> fill_detail(methods.size(), 0.0);
+  double truth_detail = 0;
 
   const int total = options.crops + options.fidelity_crops;
   const auto start = std::chrono::steady_clock::now();
@@ -93,6 +96,9 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
     request.seed = rng();
     request.steps = options.steps;
     request.mode = ComputeMode::full;
+    const double crop_truth_detail = detail_energy(truth, mask);
+    const bool detail_counts = std::isfinite(crop_truth_detail);  // masks too thin for a pixel pair
+    if (detail_counts) truth_detail += crop_truth_detail;
     for (size_t m = 0; m < methods.size(); ++m) {
       const auto method_start = std::chrono::steady_clock::now();
       Image result;
@@ -104,6 +110,7 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
       Score s = score(result, truth, mask, token_pixels);
       rows[m].psnr += s.psnr / options.crops;
       rows[m].ssim += s.ssim / options.crops;
+      if (detail_counts && std::isfinite(s.detail)) fill_detail[m] += s.detail;
       if (std::isfinite(s.block_step_ratio)) {
         rows[m].block_step_ratio += s.block_step_ratio;
         ++block_ratio_counts[m];
@@ -114,6 +121,8 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
   for (size_t m = 0; m < methods.size(); ++m)
     rows[m].block_step_ratio = block_ratio_counts[m] ? rows[m].block_step_ratio / block_ratio_counts[m]
                                                      : std::numeric_limits<double>::quiet_NaN();  // e.g. flat fills
+  for (size_t m = 0; m < methods.size(); ++m)
+    rows[m].detail_ratio = truth_detail > 0 ? fill_detail[m] / truth_detail : std::numeric_limits<double>::quiet_NaN();
   report.rows = rows;
   double mean_ratio = 0;
   for (double r : mask_ratios) mean_ratio += r / std::max<size_t>(1, mask_ratios.size());
@@ -167,7 +176,8 @@ nlohmann::json QualityReport::to_json() const {
   nlohmann::json json = {{"config", config}, {"rows", nlohmann::json::array()}, {"fidelity", nlohmann::json::array()}};
   for (const QualityRow& row : rows)
     json["rows"].push_back({{"method", row.method}, {"psnr", row.psnr}, {"ssim", row.ssim},
-                            {"block_step_ratio", row.block_step_ratio}, {"seconds", row.seconds}});
+                            {"block_step_ratio", row.block_step_ratio}, {"detail_ratio", row.detail_ratio},
+                            {"seconds", row.seconds}});
   for (const FidelityRow& row : fidelity)
     json["fidelity"].push_back({{"mode", row.mode},
                                 {"ssim_mean", row.ssim_mean},
@@ -182,12 +192,14 @@ std::string QualityReport::table() const {
   out << std::fixed;
   out << "masked-region quality on " << config.value("crops", 0) << " held-out " << config.value("crop_size", 0)
       << "px crops (mean mask ratio " << std::setprecision(3) << config.value("mean_mask_ratio", 0.0) << ")\n"
-      << "blocks: mean step across token borders / within tokens (a photo: about 1; a mosaic: more)\n";
-  out << "method      PSNR dB   SSIM  blocks  seconds\n";
+      << "blocks: mean step across token borders / within tokens (a photo: about 1; a mosaic: more)\n"
+      << "detail: fine detail of the fill / of the photo (1: as textured as the photo; 0: flat)\n";
+  out << "method      PSNR dB   SSIM  blocks  detail  seconds\n";
   for (const QualityRow& row : rows)
     out << std::left << std::setw(10) << row.method << std::right << std::setprecision(2) << std::setw(9) << row.psnr
         << std::setprecision(4) << std::setw(8) << row.ssim << std::setprecision(2) << std::setw(8)
         << (std::isfinite(row.block_step_ratio) ? format_fixed(row.block_step_ratio, 2) : std::string("-"))
+        << std::setw(8) << (std::isfinite(row.detail_ratio) ? format_fixed(row.detail_ratio, 2) : std::string("-"))
         << std::setprecision(1) << std::setw(9) << row.seconds
         << "\n";
   if (!fidelity.empty()) {

@@ -27,6 +27,9 @@ struct QualityRow {
   std::string method;  // model | mean_fill | pyramid | telea
   double psnr = 0, ssim = 0;  // masked region, averaged over crops
   double block_step_ratio = 0;  // masked region: steps across token borders / inside tokens (photos ~1; NaN: flat)
+  // Masked region: fine detail of the fill / that of the ground truth, summed over crops
+  // (core/image_metrics.h detail_energy). 1: as textured as the photo; 0: flat; above 1: noisier.
+  double detail_ratio = 0;
   double seconds = 0;         // total time of this method over all crops
 };
 

@@ -72,4 +72,20 @@ double block_step_ratio(const at::Tensor& image, int64_t block, const at::Tensor
   return (border_sum / border_count) / (inner_sum / inner_count);
 }
 
+double detail_energy(const at::Tensor& image, const at::Tensor& weight) {
+  const at::Tensor pixels = image.to(at::kDouble);
+  const at::Tensor inside = weight.defined() ? (weight > 0) : at::ones({image.size(-2), image.size(-1)}, at::kBool);
+  double sum = 0, count = 0;
+  for (int64_t dim : {-1, -2}) {
+    const int64_t length = pixels.size(dim);
+    if (length < 2) continue;
+    const at::Tensor steps = (pixels.narrow(dim, 1, length - 1) - pixels.narrow(dim, 0, length - 1)).abs().mean(0);
+    const at::Tensor pair = inside.narrow(dim, 1, length - 1) & inside.narrow(dim, 0, length - 1);
+    sum += steps.masked_select(pair).sum().item<double>();
+    count += pair.sum().item<double>();
+  }
+  if (count == 0) return std::numeric_limits<double>::quiet_NaN();
+  return sum / count;
+}
+
 }  // namespace flashps

@@ -17,5 +17,10 @@ double psnr(const at::Tensor& a, const at::Tensor& b, double data_range,
 // whose both pixels have `weight` > 0 (all if undefined). About 1 for photos; larger where an
 // image is a mosaic of blocks. NaN without pairs of either kind.
 double block_step_ratio(const at::Tensor& image, int64_t block, const at::Tensor& weight = at::Tensor());
+// Fine detail: the mean absolute difference between horizontally and vertically neighbouring
+// pixels (averaged over channels), over pairs whose both pixels have `weight` > 0 (all if
+// undefined). 0 for a flat image; compare a fill's value with the ground truth's to see whether
+// it carries the photo's texture or only its colours. NaN without pairs.
+double detail_energy(const at::Tensor& image, const at::Tensor& weight = at::Tensor());
 
 }  // namespace flashps

@@ -21,6 +21,7 @@
 #include "pipeline/fill_conditioning.h"
 #include "pipeline/flux_packing.h"
 #include "schedulers/flow_match_euler_discrete.h"
+#include "training/detail_loss.h"
 #include "training/mask_ratio_trace.h"
 #include "training/photo_set.h"
 #include "training/random_masks.h"
@@ -179,20 +180,29 @@ Example make_example(const TrainingState& state, const PatchAutoencoder& autoenc
   return example;
 }
 
-// Mean squared difference of horizontal and vertical pixel gradients between the decoded
-// prediction and the decoded target, weighted like the tokens they lie in, in latent units.
-at::Tensor edge_loss(const PatchAutoencoder& autoencoder, const at::Tensor& predicted, const at::Tensor& clean,
-                     const at::Tensor& token_weight, const at::Tensor& img_ids) {
+// The predicted and the true clean latents decoded to pixels by the linear patch autoencoder
+// (no deblocking filter: the losses must see the token borders), with the token weights.
+struct DecodedPair {
+  at::Tensor predicted, truth;  // [3, H, W]
+  at::Tensor token_weight;      // [token rows, token columns]
+};
+
+DecodedPair decode_pair(const PatchAutoencoder& autoencoder, const at::Tensor& predicted, const at::Tensor& clean,
+                        const at::Tensor& token_weight, const at::Tensor& img_ids) {
   const int64_t token_rows = img_ids.select(1, 1).max().item<int64_t>() + 1;
   const int64_t token_columns = img_ids.select(1, 2).max().item<int64_t>() + 1;
   auto decode = [&](const at::Tensor& tokens) {
     return autoencoder.decode_latents_unfiltered(unpack_latents(tokens, token_rows * 2, token_columns * 2).unsqueeze(0))[0];
   };
-  const at::Tensor difference = decode(predicted) - decode(clean);  // [3, H, W]
+  return {decode(predicted), decode(clean), token_weight.view({token_rows, token_columns})};
+}
+
+// Mean squared difference of horizontal and vertical pixel gradients between the decoded
+// prediction and the decoded target, weighted like the tokens they lie in, in latent units.
+at::Tensor edge_loss(const PatchAutoencoder& autoencoder, const DecodedPair& decoded) {
+  const at::Tensor difference = decoded.predicted - decoded.truth;  // [3, H, W]
   const int64_t token_pixels = 2 * autoencoder.scale_factor();
-  const at::Tensor pixel_weight = token_weight.view({token_rows, token_columns})
-                                      .repeat_interleave(token_pixels, 0)
-                                      .repeat_interleave(token_pixels, 1);
+  const at::Tensor pixel_weight = decoded.token_weight.repeat_interleave(token_pixels, 0).repeat_interleave(token_pixels, 1);
   auto weighted = [](const at::Tensor& squared, const at::Tensor& weight) { return (squared * weight).sum() / weight.sum(); };
   const at::Tensor horizontal = (difference.narrow(2, 1, difference.size(2) - 1) - difference.narrow(2, 0, difference.size(2) - 1)).pow(2).mean(0);
   const at::Tensor vertical = (difference.narrow(1, 1, difference.size(1) - 1) - difference.narrow(1, 0, difference.size(1) - 1)).pow(2).mean(0);
@@ -260,6 +270,8 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
     throw Error("training: loss target must be 'velocity' or 'sample', got '" + options.loss_target + "'");
   if (options.edge_loss_weight > 0 && options.loss_target != "sample")
     throw Error("training: the edge loss needs the 'sample' loss target");
+  if (options.detail_loss_weight > 0 && options.loss_target != "sample")
+    throw Error("training: the detail loss needs the 'sample' loss target");
   if (options.loss_target == "sample" && options.spec.prediction_type != "sample")
     throw Error("training: the 'sample' loss needs an x0-predicting model (prediction_type 'sample')");
   const bool sample_loss = options.loss_target == "sample";
@@ -294,6 +306,7 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
   const auto start = std::chrono::steady_clock::now();
   nlohmann::json training_notes = {{"seed", options.seed}, {"loss_target", options.loss_target}};
   if (options.edge_loss_weight > 0) training_notes["edge_loss_weight"] = options.edge_loss_weight;
+  if (options.detail_loss_weight > 0) training_notes["detail_loss_weight"] = options.detail_loss_weight;
   if (options.channel_balance > 0)
     training_notes["channel_balance"] = {{"exponent", options.channel_balance},
                                          {"weight_min", value_weights.min().item<double>()},
@@ -349,9 +362,16 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
         at::Tensor clean = examples[i].noisy - examples[i].sigma * examples[i].target;
         at::Tensor squared = (outputs[i] - clean).pow(2);
         per_token = (value_weights.defined() ? squared * value_weights : squared).mean(1);
-        if (options.edge_loss_weight > 0)
-          loss = loss + options.edge_loss_weight * edge_loss(autoencoder, outputs[i], clean, examples[i].token_weight,
-                                                             examples[i].request.img_ids);
+        if (options.edge_loss_weight > 0 || options.detail_loss_weight > 0) {
+          const DecodedPair decoded =
+              decode_pair(autoencoder, outputs[i], clean, examples[i].token_weight, examples[i].request.img_ids);
+          if (options.edge_loss_weight > 0) loss = loss + options.edge_loss_weight * edge_loss(autoencoder, decoded);
+          // Only the masked tokens: the unmasked ones are shown by the conditioning and pasted back.
+          if (options.detail_loss_weight > 0)
+            loss = loss + options.detail_loss_weight *
+                              detail_matching_loss(decoded.predicted, decoded.truth, (decoded.token_weight >= 1).to(at::kFloat),
+                                                   2 * autoencoder.scale_factor());
+        }
       } else {
         // On the velocity; an x0-predicting model's velocity is (x_t - x0) / sigma, with sigma
         // floored so near-clean samples do not dominate.

@@ -34,6 +34,9 @@ struct FillTrainerOptions {
   // autoencoder) against the photo's: neighbouring 8x8-pixel tokens that disagree make steps at
   // token borders that the per-token loss barely sees. In latent units; needs loss "sample".
   double edge_loss_weight = 0;
+  // Weight of training/detail_loss.h on the masked tokens of the decoded x0: their local amount of
+  // fine detail must match the photo's, so the fill is not pulled flat. Needs loss "sample".
+  double detail_loss_weight = 0;
   // Exponent a of per-value weights var^-a in the "sample" loss, var being each packed latent
   // value's variance over photo crops (normalised to mean 1). The patch autoencoder's principal
   // components differ ~3000x in variance, so an unweighted loss barely sees the chroma and detail
