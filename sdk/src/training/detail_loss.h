@@ -9,13 +9,17 @@
 namespace flashps::training {
 
 // Mean absolute horizontal plus vertical neighbour difference of `pixels` [C, H, W], averaged over
-// channels and over each `window` x `window` block: [H / window, W / window].
-at::Tensor local_detail(const at::Tensor& pixels, int64_t window);
+// channels and over each `window` x `window` block: [H / window, W / window]. With `seam` > 0 the
+// steps between pixels on either side of a multiple of `seam` are left out: a block decoder's
+// seams are smoothed by its deblocking filter after decoding and are not texture.
+at::Tensor local_detail(const at::Tensor& pixels, int64_t window, int64_t seam = 0);
 
-// sum w (D(predicted) - D(truth))^2 / sum w D(truth)^2, D = local_detail per window, w =
-// `window_weight` [H / window, W / window] (e.g. 1 on masked tokens). 0 when the detail matches;
-// about 1 for a flat prediction of a textured photo. Differentiable in `predicted`.
+// Weighted mean over windows of (log(D(predicted) + floor) - log(D(truth) + floor))^2, D =
+// local_detail, weights `window_weight` [H / window, W / window] (e.g. 1 on masked tokens). 0 when
+// the detail matches. On a log scale, too little and too much detail cost alike, and a smooth
+// photo region (sky) does not blow up the loss the way a relative error would; `floor` (in pixel
+// units) is the detail below which differences stop mattering. Differentiable in `predicted`.
 at::Tensor detail_matching_loss(const at::Tensor& predicted, const at::Tensor& truth, const at::Tensor& window_weight,
-                                int64_t window);
+                                int64_t window, int64_t seam = 0, double floor = 0.01);
 
 }  // namespace flashps::training

@@ -367,10 +367,11 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
               decode_pair(autoencoder, outputs[i], clean, examples[i].token_weight, examples[i].request.img_ids);
           if (options.edge_loss_weight > 0) loss = loss + options.edge_loss_weight * edge_loss(autoencoder, decoded);
           // Only the masked tokens: the unmasked ones are shown by the conditioning and pasted back.
+          // Steps across token borders are left out: the exported deblocking filter smooths them.
           if (options.detail_loss_weight > 0)
             loss = loss + options.detail_loss_weight *
                               detail_matching_loss(decoded.predicted, decoded.truth, (decoded.token_weight >= 1).to(at::kFloat),
-                                                   2 * autoencoder.scale_factor());
+                                                   2 * autoencoder.scale_factor(), /*seam=*/2 * autoencoder.scale_factor());
         }
       } else {
         // On the velocity; an x0-predicting model's velocity is (x_t - x0) / sigma, with sigma
