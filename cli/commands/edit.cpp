@@ -21,6 +21,7 @@ struct EditOptions {
   std::string image, mask, output, model, prompt_embeds, cache_mode = "auto", dtype = "fp32", device = "cpu";
   std::string prompt, negative_prompt;
   std::string cache_dir;
+  std::string texture = "model";  // texture transfer: model (its folder's choice), on, off
   uint64_t seed = 0;
   int steps = 0, grow = 0, feather = 0, dilate = 0;  // steps 0: the model's recommendation
   double strength = 1.0, guidance = -1;
@@ -69,6 +70,7 @@ EditRequest make_request(const EditOptions& options) {
   request.mask_grow_pixels = options.grow;
   request.mask_feather_pixels = options.feather;
   request.token_dilation = options.dilate;
+  if (options.texture != "model") request.texture_transfer = options.texture == "on";
   request.mode = compute_mode_from_name(options.cache_mode);
   request.progress = terminal_progress(options.quiet);
   return request;
@@ -135,6 +137,11 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
   edit->add_option("--grow", options.grow, "Grow the paste-back mask by N pixels");
   edit->add_option("--feather", options.feather, "Feather the paste-back mask by N pixels");
   edit->add_option("--dilate", options.dilate, "Recompute K extra tokens around the mask");
+  edit->add_option("--texture", options.texture,
+                   "Fine detail of the fill copied from the surroundings: on, off, or model (as the model's "
+                   "folder recommends)")
+      ->check(CLI::IsMember({"model", "on", "off"}))
+      ->capture_default_str();
   edit->callback([&action] {
     action = [] {
       EditRequest request = make_request(options);

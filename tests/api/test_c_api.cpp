@@ -57,6 +57,21 @@ TEST_CASE("the C API edits, reuses a registered template and cancels", "[api]") 
   flashps_image_free(&result);
   CHECK(result.pixels == nullptr);
 
+  // texture_transfer: the model's choice by default; a caller built before it existed passes a
+  // shorter struct and whatever lies beyond is never read; a bad value is named in the error.
+  CHECK(flashps_edit_default_params().texture_transfer == -1);
+  params.texture_transfer = 7;
+  CHECK(flashps_edit(editor, &image, &mask, &params, &result, nullptr) == FLASHPS_ERROR);
+  CHECK(std::string(flashps_last_error()).find("texture_transfer") != std::string::npos);
+  params.struct_size = offsetof(flashps_edit_params, texture_transfer);
+  REQUIRE(flashps_edit(editor, &image, &mask, &params, &result, nullptr) == FLASHPS_OK);
+  flashps_image_free(&result);
+  params.struct_size = sizeof(params);
+  params.texture_transfer = 1;
+  REQUIRE(flashps_edit(editor, &image, &mask, &params, &result, nullptr) == FLASHPS_OK);
+  flashps_image_free(&result);
+  params.texture_transfer = -1;
+
   CancelAfter cancel{0, 1};
   params.progress = count_and_maybe_cancel;
   params.user_data = &cancel;

@@ -290,4 +290,29 @@ TEST_CASE("model_index.json options are checked and named in errors", "[pipeline
   CHECK(pipeline->edit(request).stats.steps_run == 3);
   request.steps = -1;
   CHECK_THROWS_WITH(pipeline->edit(request), Catch::Contains("steps must be between 1 and 1000"));
+
+  // Texture transfer: off unless the folder recommends it; a request can override either way,
+  // and it only ever changes masked pixels.
+  CHECK_FALSE(pipeline->recommends_texture_transfer());
+  index["_flashps_texture_transfer"] = "yes";
+  std::ofstream(index_path) << index.dump();
+  CHECK_THROWS_WITH(FluxInpaintPipeline::load(model, at::kFloat), Catch::Contains("_flashps_texture_transfer"));
+  index["_flashps_texture_transfer"] = true;
+  std::ofstream(index_path) << index.dump();
+  pipeline = FluxInpaintPipeline::load(model, at::kFloat);
+  CHECK(pipeline->recommends_texture_transfer());
+  // Large enough around the hole for whole source tiles (two tokens of this model's side).
+  request = request_for(gradient_image(128, 128), box_mask(128, 128, 56, 56, 16), 1, 1);
+  const Image textured = pipeline->edit(request).image;
+  request.texture_transfer = false;
+  const Image plain = pipeline->edit(request).image;
+  bool differs_inside = false, differs_outside = false;
+  for (int y = 0; y < 128; ++y)
+    for (int x = 0; x < 128; ++x) {
+      const bool inside = x >= 56 && x < 72 && y >= 56 && y < 72;
+      for (int c = 0; c < 3; ++c)
+        if (textured.at(x, y, c) != plain.at(x, y, c)) (inside ? differs_inside : differs_outside) = true;
+    }
+  CHECK(differs_inside);
+  CHECK_FALSE(differs_outside);
 }

@@ -84,6 +84,9 @@ typedef struct flashps_edit_params {
   const char* prompt_embeds_path; /* NULL: the model's stored empty-prompt embeddings */
   flashps_progress_callback progress;
   void* user_data;
+  /* Fine detail of the fill copied from the surroundings: -1 as the model's folder recommends
+     ("_flashps_texture_transfer"), 0 off, 1 on. Added after the first layout. */
+  int texture_transfer;
 } flashps_edit_params;
 
 typedef struct flashps_edit_stats {

@@ -89,6 +89,10 @@ flashps::EditRequest to_request(const flashps_edit_params& params) {
     case FLASHPS_CACHE_HIDDEN: request.mode = flashps::ComputeMode::hidden; break;
     default: request.mode = flashps::ComputeMode::automatic; break;
   }
+  if (params.texture_transfer < -1 || params.texture_transfer > 1)
+    throw flashps::Error("edit params: texture_transfer must be -1 (model's choice), 0 or 1, got " +
+                         std::to_string(params.texture_transfer));
+  if (params.texture_transfer >= 0) request.texture_transfer = params.texture_transfer == 1;
   if (params.prompt_embeds_path) request.conditioning = flashps::load_conditioning(params.prompt_embeds_path);
   if (params.progress) {
     auto callback = params.progress;
@@ -143,6 +147,7 @@ flashps_edit_params flashps_edit_default_params(void) {
   params.strength = 1.0f;
   params.guidance_scale = -1.0f;
   params.cache_mode = FLASHPS_CACHE_AUTO;
+  params.texture_transfer = -1;
   return params;
 }
 

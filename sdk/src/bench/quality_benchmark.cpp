@@ -74,7 +74,10 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
                    {"seed", options.seed},
                    {"fidelity_crops", options.fidelity_crops},
                    {"telea", telea_available()}};
-  std::vector<std::string> methods = {"model", "mean_fill", "pyramid"};
+  // The model as its folder recommends, and with texture transfer the other way round.
+  const bool texture_default = pipeline->recommends_texture_transfer();
+  const std::string other_model = texture_default ? "model_no_texture" : "model_texture";
+  std::vector<std::string> methods = {"model", other_model, "mean_fill", "pyramid"};
   if (telea_available()) methods.push_back("telea");
   std::vector<QualityRow> rows(methods.size());
   for (size_t m = 0; m < methods.size(); ++m) rows[m].method = methods[m];
@@ -103,6 +106,11 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
       const auto method_start = std::chrono::steady_clock::now();
       Image result;
       if (methods[m] == "model") result = pipeline->edit(request).image;
+      else if (methods[m] == other_model) {
+        EditRequest other = request;
+        other.texture_transfer = !texture_default;
+        result = pipeline->edit(other).image;
+      }
       else if (methods[m] == "mean_fill") result = mean_colour_fill(request.image, request.mask);
       else if (methods[m] == "pyramid") result = pyramid_inpaint(request.image, request.mask);
       else result = telea_inpaint(request.image, request.mask);

@@ -42,6 +42,9 @@ struct EditRequest {
   int mask_grow_pixels = 0;              // composite mask: grow, then feather (pixels)
   int mask_feather_pixels = 0;
   int token_dilation = 0;  // extra ring of recomputed tokens around the mask
+  // Replace the fill's fine detail by detail copied from the surroundings
+  // (pipeline/texture_transfer.h); unset: as the model's folder recommends.
+  std::optional<bool> texture_transfer;
   // Images larger than this (pixels per side) are edited through a window around the mask,
   // downscaled to this size when the window is larger, then pasted back: small models only see
   // their training resolution. 0 = the model's native size (none for models without one);

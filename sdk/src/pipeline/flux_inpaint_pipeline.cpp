@@ -81,6 +81,12 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
     components.predicts_sample = prediction == "sample";
     components.masked_image_fill = parse_masked_image_fill(
         index.value("_flashps_masked_image_fill", std::string("neutral")), model_index.string());
+    const auto texture = index.find("_flashps_texture_transfer");
+    if (texture != index.end()) {
+      if (!texture->is_boolean())
+        throw Error(model_index.string() + ": _flashps_texture_transfer must be true or false");
+      components.texture_transfer = texture->get<bool>();
+    }
     const auto steps = index.find("_flashps_default_steps");
     if (steps != index.end()) {
       if (!steps->is_number_integer() || steps->get<int>() < 1 || steps->get<int>() > 1000)

@@ -41,6 +41,9 @@ struct FluxPipelineComponents {
   bool predicts_sample = false;
   // What the masked pixels of the Fill conditioning image hold ("_flashps_masked_image_fill").
   MaskedImageFill masked_image_fill = MaskedImageFill::neutral;
+  // Copy fine detail from the surroundings into the fill (pipeline/texture_transfer.h) unless a
+  // request says otherwise; "_flashps_texture_transfer" in model_index.json.
+  bool texture_transfer = false;
 };
 
 class FluxInpaintPipeline final : public StepwisePipeline {
@@ -66,6 +69,8 @@ class FluxInpaintPipeline final : public StepwisePipeline {
                                  bool capture_hidden = true);
 
   bool is_unconditional() const { return components_.unconditional; }
+  // Whether edits copy fine detail from the surroundings unless a request says (texture_transfer).
+  bool recommends_texture_transfer() const { return components_.texture_transfer; }
   at::Device device() const { return components_.transformer->proj_out->weight.device(); }
   bool is_fill() const { return components_.transformer->config().is_fill() || fill_layout_; }
   bool has_text_encoder() const { return false; }

@@ -11,6 +11,7 @@
 #include "pipeline/flux_inpaint_prepare.h"
 #include "pipeline/flux_packing.h"
 #include "pipeline/image_tensors.h"
+#include "pipeline/texture_transfer.h"
 
 namespace flashps {
 namespace {
@@ -157,6 +158,13 @@ Image FluxInpaintPipeline::finish(const Prepared& prepared, const EditRequest& r
     Image whole = prepared.original;
     paste(whole, generated, prepared.window_x, prepared.window_y);
     generated = std::move(whole);
+  }
+  if (request.texture_transfer.value_or(components_.texture_transfer)) {
+    // At the output size: a window scaled up from the model's size needs its detail most.
+    const double scale = prepared.resized ? static_cast<double>(prepared.window_width) / prepared.width : 1.0;
+    const TextureTransferOptions options = texture_transfer_options(2 * components_.vae->scale_factor(), scale);
+    generated = tensor_to_image(transfer_texture(image_to_tensor(generated), image_to_tensor(prepared.original),
+                                                 mask_to_tensor(prepared.original_mask), options));
   }
   Image alpha = prepared.original_mask;
   if (request.mask_grow_pixels > 0) alpha = grow_mask(alpha, request.mask_grow_pixels);
