@@ -41,6 +41,28 @@ at::Tensor tile_descriptors(const at::Tensor& cell_means, const at::Tensor& rows
   return at::cat(cells, 1);
 }
 
+// Matching costs [targets, sources]: mean squared difference of the tiles' smoothed colours,
+// plus a cost for distance (near sources continue the local texture best), plus a fixed
+// pseudo-random cost per pair of positions so that neighbouring targets of one colour do not all
+// take the same tile.
+at::Tensor tile_costs(const at::Tensor& target_descriptors, const at::Tensor& target_rows,
+                      const at::Tensor& target_columns, const at::Tensor& source_descriptors,
+                      const at::Tensor& source_rows, const at::Tensor& source_columns, int64_t tile,
+                      const TextureTransferOptions& options) {
+  const double descriptor_size = static_cast<double>(target_descriptors.size(1));
+  at::Tensor cost = (target_descriptors.pow(2).sum(1, true) + source_descriptors.pow(2).sum(1).unsqueeze(0) -
+                     2 * at::matmul(target_descriptors, source_descriptors.t())) /
+                    descriptor_size;
+  const at::Tensor row_distance = (target_rows.unsqueeze(1) - source_rows.unsqueeze(0)).to(at::kFloat) / tile;
+  const at::Tensor column_distance = (target_columns.unsqueeze(1) - source_columns.unsqueeze(0)).to(at::kFloat) / tile;
+  cost += options.distance_weight * (row_distance.pow(2) + column_distance.pow(2));
+  const at::Tensor pair_hash = at::bitwise_xor(
+      at::bitwise_xor(target_rows.unsqueeze(1) * 73856093, target_columns.unsqueeze(1) * 19349663),
+      at::bitwise_xor(source_rows.unsqueeze(0) * 83492791, source_columns.unsqueeze(0) * 50331653));
+  cost += options.variety * (at::remainder(pair_hash, 65521).to(at::kFloat) / 65521.0);
+  return cost;
+}
+
 }  // namespace
 
 TextureTransferOptions texture_transfer_options(int64_t token_pixels, double scale) {
@@ -113,44 +135,35 @@ at::Tensor transfer_texture(const at::Tensor& fill, const at::Tensor& original, 
       at::avg_pool2d(fill_smooth.unsqueeze(0), {half, half}, {1, 1})[0], target_rows, target_columns, half);
   const at::Tensor source_descriptors = tile_descriptors(
       at::avg_pool2d(original_smooth.unsqueeze(0), {half, half}, {1, 1})[0], source_rows, source_columns, half);
-  const double descriptor_size = static_cast<double>(target_descriptors.size(1));
-  // Mean squared colour difference, plus the distance cost.
-  at::Tensor cost = (target_descriptors.pow(2).sum(1, true) + source_descriptors.pow(2).sum(1).unsqueeze(0) -
-                     2 * at::matmul(target_descriptors, source_descriptors.t())) /
-                    descriptor_size;
-  const at::Tensor row_distance = (target_rows.unsqueeze(1) - source_rows.unsqueeze(0)).to(at::kFloat) / tile;
-  const at::Tensor column_distance = (target_columns.unsqueeze(1) - source_columns.unsqueeze(0)).to(at::kFloat) / tile;
-  cost = cost + options.distance_weight * (row_distance.pow(2) + column_distance.pow(2));
-
-  // A fixed pseudo-random cost per (target, source) pair, so neighbouring targets of one colour
-  // do not all take the same best tile. It depends on positions only, and each target chooses on
-  // its own: an edit replayed from the activation cache, whose fill differs very slightly from
-  // the full computation, flips only the rare near-equal choices instead of a chain of them.
-  const at::Tensor pair_hash = at::bitwise_xor(
-      at::bitwise_xor(target_rows.unsqueeze(1) * 73856093, target_columns.unsqueeze(1) * 19349663),
-      at::bitwise_xor(source_rows.unsqueeze(0) * 83492791, source_columns.unsqueeze(0) * 50331653));
-  cost = cost + options.variety * (at::remainder(pair_hash, 65521).to(at::kFloat) / 65521.0);
   // Each target blends its best `blend` sources, weighted exp(-(cost - best) / temperature) minus
   // the weight the next-best source would have had: a source's weight falls to zero before it
   // leaves the chosen few, so the texture changes continuously with the fill. An edit replayed
   // from the activation cache, whose fill differs very slightly from the full computation, then
-  // gets very slightly different texture, never a different tile.
-  const int64_t target_count = cost.size(0);
-  const int64_t blend = std::min<int64_t>(options.blend, cost.size(1) - 1);
-  at::Tensor weights;
-  at::Tensor chosen_sources;
-  if (blend < 1) {  // a single source tile: nothing to blend with
-    chosen_sources = cost.argmin(1, /*keepdim=*/true);
-    weights = at::ones({target_count, 1});
-  } else {
+  // gets very slightly different texture, never a different tile. Costs are computed for a few
+  // hundred targets at a time, so a large mask does not hold a targets x sources matrix.
+  const int64_t target_count = target_rows.size(0);
+  const int64_t blend = std::max<int64_t>(1, std::min<int64_t>(options.blend, source_rows.size(0) - 1));
+  const bool single_source = source_rows.size(0) == 1;
+  std::vector<at::Tensor> chunk_weights, chunk_sources;
+  for (int64_t first = 0; first < target_count; first += 256) {
+    const int64_t count = std::min<int64_t>(256, target_count - first);
+    if (single_source) {
+      chunk_sources.push_back(at::zeros({count, 1}, at::kLong));
+      chunk_weights.push_back(at::ones({count, 1}));
+      continue;
+    }
+    const at::Tensor cost = tile_costs(target_descriptors.narrow(0, first, count), target_rows.narrow(0, first, count),
+                                       target_columns.narrow(0, first, count), source_descriptors, source_rows,
+                                       source_columns, tile, options);
     const auto [best_costs, best_sources] = cost.topk(blend + 1, 1, /*largest=*/false, /*sorted=*/true);
     const at::Tensor above_best = (best_costs - best_costs.narrow(1, 0, 1)) / options.blend_temperature;
-    weights = (at::exp(-above_best.narrow(1, 0, blend)) - at::exp(-above_best.narrow(1, blend, 1))).clamp_min(0);
-    chosen_sources = best_sources.narrow(1, 0, blend);
+    chunk_weights.push_back(
+        (at::exp(-above_best.narrow(1, 0, blend)) - at::exp(-above_best.narrow(1, blend, 1))).clamp_min(0));
+    chunk_sources.push_back(best_sources.narrow(1, 0, blend));
   }
+  at::Tensor weights = at::cat(chunk_weights), chosen_sources = at::cat(chunk_sources).contiguous();
   // Blended independent details keep the photo's strength when divided by the weights' norm.
   weights = (weights / weights.pow(2).sum(1, true).sqrt().clamp_min(1e-12)).contiguous();
-  chosen_sources = chosen_sources.contiguous();
   const auto chosen = chosen_sources.accessor<int64_t, 2>();
   const auto weight = weights.accessor<float, 2>();
 
