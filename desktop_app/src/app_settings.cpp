@@ -1,6 +1,7 @@
 #include "app_settings.h"
 
 #include <QSettings>
+#include <algorithm>
 
 namespace flashps_paint {
 
@@ -25,6 +26,7 @@ AppSettings AppSettings::load() {
   generation.grow_pixels = store.value("mask/grow", fallback.grow_pixels).toInt();
   generation.feather_pixels = store.value("mask/feather", fallback.feather_pixels).toInt();
   generation.capture_template = store.value("generation/capture_template", fallback.capture_template).toBool();
+  generation.texture = std::clamp(store.value("generation/texture", fallback.texture).toInt(), -1, 1);
   settings.last_folder = store.value("files/last_folder").toString();
   settings.window_geometry = store.value("window/geometry").toByteArray();
   settings.window_state = store.value("window/state").toByteArray();
@@ -48,6 +50,7 @@ void AppSettings::save() const {
   store.setValue("mask/grow", generation.grow_pixels);
   store.setValue("mask/feather", generation.feather_pixels);
   store.setValue("generation/capture_template", generation.capture_template);
+  store.setValue("generation/texture", generation.texture);
   store.setValue("files/last_folder", last_folder);
   store.setValue("window/geometry", window_geometry);
   store.setValue("window/state", window_state);

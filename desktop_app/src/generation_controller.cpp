@@ -154,6 +154,7 @@ std::vector<serve::EditHandle> GenerationController::submitVariations(const Job&
     request.strength = settings.strength;
     request.mask_grow_pixels = settings.grow_pixels;
     request.mask_feather_pixels = settings.feather_pixels;
+    if (settings.texture >= 0) request.texture_transfer = settings.texture == 1;
     if (!flux_) {
       request.prompt = settings.prompt.toStdString();
       request.negative_prompt = settings.negative_prompt.toStdString();

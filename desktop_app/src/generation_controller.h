@@ -38,6 +38,7 @@ struct GenerationSettings {
   int variations = 2;
   int grow_pixels = 0, feather_pixels = 4;
   bool capture_template = true;  // after a full run, capture it for fast later edits
+  int texture = -1;  // fine detail copied from the surroundings: -1 as the model recommends, 0 off, 1 on
 };
 
 struct Variation {

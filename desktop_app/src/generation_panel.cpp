@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QColorDialog>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -72,6 +73,12 @@ GenerationPanel::GenerationPanel(QWidget* parent) : QWidget(parent) {
   strength_->setRange(0.05, 1.0);
   strength_->setSingleStep(0.05);
   form->addRow(tr("Strength"), strength_);
+  texture_ = new QComboBox;
+  texture_->addItem(tr("Model default"), -1);
+  texture_->addItem(tr("From surroundings"), 1);
+  texture_->addItem(tr("Off (model's own fill)"), 0);
+  texture_->setToolTip(tr("Copy fine detail from around the mask into the fill (small models fill smoothly)"));
+  form->addRow(tr("Texture"), texture_);
   variations_ = new QSpinBox;
   variations_->setRange(1, 8);
   form->addRow(tr("Variations"), variations_);
@@ -146,6 +153,7 @@ GenerationSettings GenerationPanel::settings() const {
   settings.grow_pixels = grow_->value();
   settings.feather_pixels = feather_->value();
   settings.capture_template = capture_->isChecked();
+  settings.texture = texture_->currentData().toInt();
   return settings;
 }
 
@@ -161,6 +169,7 @@ void GenerationPanel::setSettings(const GenerationSettings& settings) {
   grow_->setValue(settings.grow_pixels);
   feather_->setValue(settings.feather_pixels);
   capture_->setChecked(settings.capture_template);
+  texture_->setCurrentIndex(std::max(0, texture_->findData(settings.texture)));
   updateModelText();
 }
 

@@ -1,5 +1,5 @@
 // The generation side panel: model, prompts (only for models that take text), seed, steps,
-// strength, variations, the mask's grow/feather with a preview toggle, the overlay look,
+// strength, texture, variations, the mask's grow/feather with a preview toggle, the overlay look,
 // Generate / Cancel with a progress bar, and the template cache status with edit timings.
 #pragma once
 #include <QColor>
@@ -8,6 +8,7 @@
 #include "generation_controller.h"
 
 class QCheckBox;
+class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -66,6 +67,7 @@ class GenerationPanel : public QWidget {
   QSpinBox* steps_ = nullptr;
   QDoubleSpinBox* strength_ = nullptr;
   QSpinBox* variations_ = nullptr;
+  QComboBox* texture_ = nullptr;
   QSpinBox* grow_ = nullptr;
   QSpinBox* feather_ = nullptr;
   QCheckBox* preview_ = nullptr;

@@ -12,6 +12,7 @@
 #include "core/mask_ops.h"
 #include "document.h"
 #include "edit/mask_painting.h"
+#include "generation_panel.h"
 #include "main_window.h"
 
 using namespace flashps_paint;
@@ -230,12 +231,22 @@ class MaskEditingTest : public QObject {
     settings.generation.steps = 9;
     settings.generation.prompt = "a red bench";
     settings.overlay_colour = QColor(10, 200, 30);
+    settings.generation.texture = 0;
     settings.save();
     const AppSettings loaded = AppSettings::load();
     QCOMPARE(loaded.brush_size, 77.0);
     QCOMPARE(loaded.generation.steps, 9);
     QCOMPARE(loaded.generation.prompt, QString("a red bench"));
     QCOMPARE(loaded.overlay_colour, QColor(10, 200, 30));
+    QCOMPARE(loaded.generation.texture, 0);
+    // The panel shows and returns each texture choice, the model's by default.
+    QCOMPARE(GenerationSettings().texture, -1);
+    for (int texture : {1, 0, -1}) {
+      GenerationSettings generation = window_->panel().settings();
+      generation.texture = texture;
+      window_->panel().setSettings(generation);
+      QCOMPARE(window_->panel().settings().texture, texture);
+    }
   }
 };
 
