@@ -3,6 +3,7 @@
 # cmake's configure step, e.g. -DCMAKE_PREFIX_PATH=... for a LibTorch 2.x/CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/ccache-env.sh
 build_dir=${FLASHPS_BUILD_DIR:-build}
 jobs=${FLASHPS_JOBS:-$(nproc)}
 if [ ! -f "$build_dir/build.ninja" ] || [ $# -gt 0 ]; then

@@ -22,6 +22,7 @@ fi
 
 repository="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="$repository/build-fuzz"
+source "$repository/scripts/ccache-env.sh"
 artifacts_dir="$build_dir/artifacts"
 
 for tool in clang clang++ cmake ninja; do

@@ -4,6 +4,7 @@
 # in their quick form (FLASHPS_QUICK_TESTS). Called by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/ccache-env.sh
 build_dir=${FLASHPS_ASAN_BUILD_DIR:-build-asan}
 if [ ! -f "$build_dir/build.ninja" ]; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHPS_SANITIZE=ON \
