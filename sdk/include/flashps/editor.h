@@ -1,0 +1,147 @@
+/* FlashPS public C API: editors — a loaded model (Flux / Flux Fill, Stable Diffusion 1.x/2.x/XL,
+ * or the bundled default model) that edits images one at a time, with template registration for
+ * mask-aware edits.
+ *
+ * Thread safety: an editor may be used from several threads; its calls are serialised (one edit
+ * runs at a time per editor; others wait). Two editors run in parallel. For many concurrent
+ * edits use the serving engine (flashps/engine.h), which batches them.
+ */
+#ifndef FLASHPS_EDITOR_H
+#define FLASHPS_EDITOR_H
+
+#include "flashps/common.h"
+#include "flashps/store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One concept, one name everywhere (API, CLI --cache, serving manifests). */
+typedef enum flashps_cache_mode {
+  FLASHPS_CACHE_AUTO = 0,  /* reuse a registered template when there is one, else compute in full */
+  FLASHPS_CACHE_FULL = 1,  /* always compute every token */
+  FLASHPS_CACHE_KV = 2,    /* cached keys/values of unmasked tokens (Flux) */
+  FLASHPS_CACHE_HIDDEN = 3 /* cached block outputs of unmasked tokens (Flux, Stable Diffusion) */
+} flashps_cache_mode;
+
+typedef enum flashps_model_family {
+  FLASHPS_FAMILY_FLUX = 1,             /* FluxTransformer2DModel folders, the bundled model */
+  FLASHPS_FAMILY_STABLE_DIFFUSION = 2  /* UNet2DConditionModel folders: SD 1.x, 2.x, XL */
+} flashps_model_family;
+
+typedef struct flashps_editor flashps_editor; /* opaque */
+
+typedef struct flashps_editor_params {
+  size_t struct_size;        /* sizeof(flashps_editor_params) */
+  int threads;               /* ignored since API 2: threads are set by flashps_init() */
+  int bf16;                  /* nonzero: bfloat16 weights and products */
+  const char* capture_dir;   /* activation store folder; NULL: captures in memory (unless `store`) */
+  const char* device;        /* NULL or "cpu"; "cuda" (first GPU), "cuda:N", "auto" (a GPU, else CPU) */
+  /* ---- added in API 2 ---- */
+  flashps_store* store;      /* an open store to share (takes precedence over capture_dir) */
+  flashps_progress_callback progress; /* loading progress ("load"); return 0 to cancel */
+  void* user_data;
+} flashps_editor_params;
+
+typedef struct flashps_edit_params {
+  size_t struct_size;  /* sizeof(flashps_edit_params) */
+  uint64_t seed;
+  int steps;               /* 0: the model's recommendation (28 unless its model_index.json names one) */
+  float strength;          /* (0, 1] */
+  float guidance_scale;    /* < 0: the model's default */
+  int mask_grow_pixels;    /* paste-back mask: grow, then feather (pixels, >= 0) */
+  int mask_feather_pixels;
+  int token_dilation;      /* extra ring of recomputed tokens around the mask (>= 0) */
+  flashps_cache_mode cache_mode;
+  const char* prompt_embeds_path; /* safetensors with prompt_embeds/pooled_prompt_embeds (Flux) */
+  flashps_progress_callback progress;
+  void* user_data;
+  int texture_transfer;    /* fine detail from the surroundings: -1 as the model recommends, 0 off, 1 on */
+  /* ---- added in API 2 ---- */
+  const char* prompt;          /* models that take text (flashps_model_info.takes_text); NULL: "" */
+  const char* negative_prompt; /* classifier-free guidance; NULL: "" */
+  int context_size;        /* edit larger images through a window of this many pixels around the
+                              mask: 0 the model's native size, < 0 always the whole image */
+} flashps_edit_params;
+
+typedef struct flashps_edit_stats {
+  size_t struct_size;  /* sizeof(flashps_edit_stats), set by the caller */
+  double total_seconds;
+  double denoise_seconds;
+  double mask_ratio;   /* masked tokens / tokens */
+  int cache_hit;       /* a registered template was reused */
+  flashps_cache_mode mode_used;
+  int steps_run;
+  int64_t cache_bytes; /* bytes read from a capture, or captured by a registration */
+  /* ---- added in API 2 ---- */
+  double encode_seconds;
+  double decode_seconds;
+  int width, height;   /* processing size */
+  double compute_saving; /* FLOPs of a full step / FLOPs of a step as run */
+  int blocks_from_cache, blocks_computed;
+  int entries_failed;  /* damaged cache entries that were computed instead */
+  /* User-facing notes, one per line (mask resized, template miss, cache fallback, ...); "" if
+   * none. Owned by the library: valid until the calling thread's next call that fills stats, or
+   * (engine results) until the request is freed. */
+  const char* notes;
+  int note_count;
+} flashps_edit_stats;
+
+typedef struct flashps_model_info {
+  size_t struct_size;          /* sizeof(flashps_model_info), set by the caller */
+  flashps_model_family family;
+  const char* model_dir;       /* the folder loaded (owned by the editor) */
+  const char* fingerprint;     /* hash of configs and weight headers (owned by the editor) */
+  const char* device;          /* "cpu", "cuda:0", ... (owned by the editor) */
+  int native_size;             /* pixels per side it was trained at; 0 = any */
+  int takes_text;              /* encodes prompts (else prompts are ignored, with a note) */
+  int default_steps;           /* steps used when flashps_edit_params.steps is 0 */
+  int is_fill;                 /* Fill conditioning / 9-channel inpainting model */
+  int unconditional;           /* trained without prompts (the bundled model) */
+  int recommends_texture_transfer;
+  int bf16;
+} flashps_model_info;
+
+FLASHPS_EXPORT flashps_editor_params flashps_editor_default_params(void);
+FLASHPS_EXPORT flashps_edit_params flashps_edit_default_params(void);
+
+/* The folder flashps_editor_open(NULL, ...) loads: $FLASHPS_MODEL, else the bundled model
+ * (installed under share/flashps/models, or in the source tree of a build), else a random-weight
+ * stand-in created once in the cache (with a log warning). Owned by the library; stable. */
+FLASHPS_EXPORT const char* flashps_default_model_dir(void);
+
+/* Opens a model folder (diffusers layout; NULL: flashps_default_model_dir()). The family is
+ * detected from model_index.json. */
+FLASHPS_EXPORT flashps_status flashps_editor_open(const char* model_dir, const flashps_editor_params* params,
+                                                  flashps_editor** editor);
+/* NULL is fine. Waits for a call in progress on another thread. */
+FLASHPS_EXPORT void flashps_editor_close(flashps_editor* editor);
+FLASHPS_EXPORT flashps_status flashps_editor_info(const flashps_editor* editor, flashps_model_info* info);
+
+/* Runs the template in full and captures its activations for later edits of it. `mask` may be
+ * NULL (the whole image), or the mask of the edits to come (the same window around it). */
+FLASHPS_EXPORT flashps_status flashps_template_register(flashps_editor* editor, const flashps_image* image,
+                                                        const flashps_edit_params* params,
+                                                        flashps_edit_stats* stats);
+/* Registers with a mask (see above); capture_kv / capture_hidden choose what is kept. */
+FLASHPS_EXPORT flashps_status flashps_template_register_masked(flashps_editor* editor, const flashps_image* image,
+                                                               const flashps_image* mask,
+                                                               const flashps_edit_params* params,
+                                                               int capture_kv, int capture_hidden,
+                                                               flashps_edit_stats* stats);
+/* Whether an edit of `image` with `mask` and these params would reuse a registered template
+ * (*found = 1) — without running the model. */
+FLASHPS_EXPORT flashps_status flashps_template_lookup(flashps_editor* editor, const flashps_image* image,
+                                                      const flashps_image* mask,
+                                                      const flashps_edit_params* params, int* found);
+
+/* Regenerates the masked region (white = regenerate); `result` receives a new image (free it). */
+FLASHPS_EXPORT flashps_status flashps_edit(flashps_editor* editor, const flashps_image* image,
+                                           const flashps_image* mask, const flashps_edit_params* params,
+                                           flashps_image* result, flashps_edit_stats* stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLASHPS_EDITOR_H */
