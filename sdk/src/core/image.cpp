@@ -42,9 +42,9 @@ static_assert(kMessageLength >= JMSG_LENGTH_MAX, "libjpeg formats messages into 
 void check_dimensions(uint64_t width, uint64_t height, const std::string& name) {
   if (width > static_cast<uint64_t>(kMaxImageSide) || height > static_cast<uint64_t>(kMaxImageSide) ||
       width * height > static_cast<uint64_t>(kMaxImagePixels)) {
-    throw Error(name + ": image dimensions " + std::to_string(width) + "x" + std::to_string(height) +
-                " exceed the limit (" + std::to_string(kMaxImageSide) + " per side, " +
-                std::to_string(kMaxImagePixels) + " pixels)");
+    throw CorruptDataError(name + ": image dimensions " + std::to_string(width) + "x" + std::to_string(height) +
+                           " exceed the limit (" + std::to_string(kMaxImageSide) + " per side, " +
+                           std::to_string(kMaxImagePixels) + " pixels)");
   }
 }
 
@@ -154,9 +154,9 @@ Image decode_png(const uint8_t* bytes, size_t size, const std::string& name) {
   if (!handles.png || !handles.info) throw Error(name + ": cannot initialise libpng (out of memory)");
   png_set_read_fn(handles.png, &source, png_read_from_memory);
 
-  auto fail = [&]() -> Error {
-    if (source.ran_out) return Error(name + ": truncated PNG data");
-    return Error(name + ": corrupt PNG data (" + source.message + ")");
+  auto fail = [&]() -> CorruptDataError {
+    if (source.ran_out) return CorruptDataError(name + ": truncated PNG data");
+    return CorruptDataError(name + ": corrupt PNG data (" + source.message + ")");
   };
   PngLayout layout;
   if (!png_read_layout(handles.png, handles.info, layout)) throw fail();
@@ -165,10 +165,10 @@ Image decode_png(const uint8_t* bytes, size_t size, const std::string& name) {
   // now rather than after allocating (an interlaced image needs its whole buffer up front).
   const uint64_t stored_bytes = uint64_t{layout.width} * layout.height * layout.stored_bits_per_pixel / 8;
   if ((source.size - source.position + 64) * kMaxDeflateRatio < stored_bytes) {
-    throw Error(name + ": truncated PNG data");
+    throw CorruptDataError(name + ": truncated PNG data");
   }
   if (layout.channels != 1 && layout.channels != 3 && layout.channels != 4) {
-    throw Error(name + ": unsupported PNG layout (" + std::to_string(layout.channels) + " channels)");
+    throw UnsupportedError(name + ": unsupported PNG layout (" + std::to_string(layout.channels) + " channels)");
   }
   Image image;
   image.width = static_cast<int>(layout.width);
@@ -284,9 +284,9 @@ Image decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name) {
   JpegDecoder decoder;
   install_jpeg_errors(decoder.errors);
   decoder.codec.err = &decoder.errors.base;
-  auto fail = [&]() -> Error {
-    if (decoder.errors.truncated) return Error(name + ": truncated JPEG data");
-    return Error(name + ": corrupt JPEG data (" + decoder.errors.message + ")");
+  auto fail = [&]() -> CorruptDataError {
+    if (decoder.errors.truncated) return CorruptDataError(name + ": truncated JPEG data");
+    return CorruptDataError(name + ": corrupt JPEG data (" + decoder.errors.message + ")");
   };
   if (!jpeg_read_layout(decoder, bytes, size)) throw fail();
   check_dimensions(decoder.codec.output_width, decoder.codec.output_height, name);
@@ -373,26 +373,28 @@ bool is_signature_prefix(const uint8_t* bytes, size_t size, const uint8_t* signa
 
 Image::Image(int width_, int height_, int channels_, uint8_t fill)
     : width(width_), height(height_), channels(channels_) {
-  if (width_ < 0 || height_ < 0 || channels_ < 0) throw Error("Image: negative size");
+  if (width_ < 0 || height_ < 0 || channels_ < 0) throw InvalidArgumentError("Image: negative size");
   pixels.assign(pixel_count() * static_cast<size_t>(channels_), fill);
 }
 
 void check_image(const Image& image, const std::string& name) {
   if (image.channels != 1 && image.channels != 3 && image.channels != 4) {
-    throw Error(name + ": unsupported channel count " + std::to_string(image.channels) + " (expected 1, 3 or 4)");
+    throw InvalidArgumentError(name + ": unsupported channel count " + std::to_string(image.channels) +
+                               " (expected 1, 3 or 4)");
   }
   if (image.width <= 0 || image.height <= 0) {
-    throw Error(name + ": empty image (" + std::to_string(image.width) + "x" + std::to_string(image.height) + ")");
+    throw InvalidArgumentError(name + ": empty image (" + std::to_string(image.width) + "x" +
+                               std::to_string(image.height) + ")");
   }
   const size_t expected = image.pixel_count() * static_cast<size_t>(image.channels);
   if (image.pixels.size() != expected) {
-    throw Error(name + ": pixel buffer holds " + std::to_string(image.pixels.size()) + " bytes, expected " +
-                std::to_string(expected));
+    throw InvalidArgumentError(name + ": pixel buffer holds " + std::to_string(image.pixels.size()) +
+                               " bytes, expected " + std::to_string(expected));
   }
 }
 
 Image decode_image(const uint8_t* bytes, size_t size, const std::string& source_name) {
-  if (size == 0) throw Error(source_name + ": empty data");
+  if (size == 0) throw CorruptDataError(source_name + ": empty data");
   if (size >= sizeof kPngSignature && std::memcmp(bytes, kPngSignature, sizeof kPngSignature) == 0) {
     return decode_png(bytes, size, source_name);
   }
@@ -402,37 +404,40 @@ Image decode_image(const uint8_t* bytes, size_t size, const std::string& source_
   // A file cut inside its signature is still recognisably truncated (two bytes at least, so a
   // single stray 0xFF byte is not called a JPEG).
   if (size >= 2 && is_signature_prefix(bytes, size, kPngSignature, sizeof kPngSignature)) {
-    throw Error(source_name + ": truncated PNG data");
+    throw CorruptDataError(source_name + ": truncated PNG data");
   }
   if (size >= 2 && is_signature_prefix(bytes, size, kJpegSignature, sizeof kJpegSignature)) {
-    throw Error(source_name + ": truncated JPEG data");
+    throw CorruptDataError(source_name + ": truncated JPEG data");
   }
-  throw Error(source_name + ": not a PNG or JPEG image");
+  throw CorruptDataError(source_name + ": not a PNG or JPEG image");
 }
 
 Image read_image(const std::string& path) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
-  if (status.type() == std::filesystem::file_type::not_found) throw Error(path + ": file not found");
-  if (std::filesystem::is_directory(status)) throw Error(path + ": is a directory, not an image file");
+  if (status.type() == std::filesystem::file_type::not_found) throw NotFoundError(path + ": file not found");
+  if (std::filesystem::is_directory(status)) throw InvalidArgumentError(path + ": is a directory, not an image file");
 
   std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) throw Error(path + ": cannot open: " + errno_text());
+  if (!file) {
+    if (errno == ENOENT) throw NotFoundError(path + ": file not found");  // removed since the check
+    throw IoError(path + ": cannot open: " + errno_text());
+  }
   std::vector<uint8_t> bytes;
   uint8_t chunk[1 << 16];
   size_t got = 0;
   while ((got = std::fread(chunk, 1, sizeof chunk, file)) > 0) {
     if (bytes.size() + got > kMaxFileBytes) {
       std::fclose(file);
-      throw Error(path + ": file is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB");
+      throw UnsupportedError(path + ": file is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB");
     }
     bytes.insert(bytes.end(), chunk, chunk + got);
   }
   const bool read_failed = std::ferror(file) != 0;
   const std::string reason = errno_text();
   std::fclose(file);
-  if (read_failed) throw Error(path + ": cannot read: " + reason);
-  if (bytes.empty()) throw Error(path + ": empty file");
+  if (read_failed) throw IoError(path + ": cannot read: " + reason);
+  if (bytes.empty()) throw CorruptDataError(path + ": empty file");
   return decode_image(bytes.data(), bytes.size(), path);
 }
 
@@ -440,7 +445,7 @@ void write_image(const std::string& path, const Image& image) {
   const std::string extension = lowercase_extension(path);
   const bool as_png = extension == ".png";
   if (!as_png && extension != ".jpg" && extension != ".jpeg") {
-    throw Error(path + ": unsupported image extension '" + extension + "' (use .png, .jpg or .jpeg)");
+    throw UnsupportedError(path + ": unsupported image extension '" + extension + "' (use .png, .jpg or .jpeg)");
   }
   check_image(image, path);
 
@@ -448,7 +453,7 @@ void write_image(const std::string& path, const Image& image) {
   TemporaryFile temporary;
   temporary.path = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   temporary.file = std::fopen(temporary.path.c_str(), "wbx");
-  if (!temporary.file) throw Error(path + ": cannot create temporary file '" + temporary.path + "': " + errno_text());
+  if (!temporary.file) throw IoError(path + ": cannot create temporary file '" + temporary.path + "': " + errno_text());
 
   if (as_png) {
     char message[kMessageLength] = {};
@@ -457,7 +462,7 @@ void write_image(const std::string& path, const Image& image) {
     if (handles.png) handles.info = png_create_info_struct(handles.png);
     if (!handles.png || !handles.info) throw Error(path + ": cannot initialise libpng (out of memory)");
     if (!png_write_step(handles.png, handles.info, temporary.file, image)) {
-      throw Error(path + ": cannot write PNG: " + message);
+      throw IoError(path + ": cannot write PNG: " + message);
     }
   } else {
     const Image pixels = image.channels == 4 ? to_rgb(image) : Image();
@@ -465,18 +470,18 @@ void write_image(const std::string& path, const Image& image) {
     install_jpeg_errors(encoder.errors);
     encoder.codec.err = &encoder.errors.base;
     if (!jpeg_write_step(encoder, temporary.file, image.channels == 4 ? pixels : image)) {
-      throw Error(path + ": cannot write JPEG: " + encoder.errors.message);
+      throw IoError(path + ": cannot write JPEG: " + encoder.errors.message);
     }
   }
   // fsync before rename: otherwise a crash can leave the new name pointing at unwritten blocks.
   if (std::fflush(temporary.file) != 0 || std::ferror(temporary.file) || ::fsync(::fileno(temporary.file)) != 0) {
-    throw Error(path + ": cannot write: " + errno_text());
+    throw IoError(path + ": cannot write: " + errno_text());
   }
   const int close_result = std::fclose(temporary.file);
   temporary.file = nullptr;
-  if (close_result != 0) throw Error(path + ": cannot write: " + errno_text());
+  if (close_result != 0) throw IoError(path + ": cannot write: " + errno_text());
   if (::rename(temporary.path.c_str(), path.c_str()) != 0) {
-    throw Error(path + ": cannot rename temporary file into place: " + errno_text());
+    throw IoError(path + ": cannot rename temporary file into place: " + errno_text());
   }
   temporary.committed = true;
   // Make the rename itself durable; best effort, as some filesystems refuse to fsync folders.

@@ -32,7 +32,7 @@ struct Image {
 constexpr int kMaxImageSide = 16384;
 constexpr int64_t kMaxImagePixels = 100'000'000;
 
-// Throws Error("<name>: ...") unless channels is 1/3/4, both sides are positive and pixels has
+// Throws InvalidArgumentError("<name>: ...") unless channels is 1/3/4, both sides are positive and pixels has
 // exactly width*height*channels bytes. Every function taking an Image calls it.
 void check_image(const Image& image, const std::string& name);
 

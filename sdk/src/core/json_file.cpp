@@ -15,16 +15,19 @@ nlohmann::json read_json_file(const std::string& path) {
   // An ifstream opens a directory without complaint on Linux, then reads nothing.
   std::error_code ignored;
   if (std::filesystem::is_directory(path, ignored))
-    throw Error(path + ": is a directory, not a JSON file");
+    throw InvalidArgumentError(path + ": is a directory, not a JSON file");
   std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error(path + ": cannot open: " + std::strerror(errno));
+  if (!stream) {
+    if (errno == ENOENT) throw NotFoundError(path + ": file not found");
+    throw IoError(path + ": cannot open: " + std::strerror(errno));
+  }
   std::ostringstream contents;
   contents << stream.rdbuf();
-  if (stream.bad()) throw Error(path + ": cannot read: " + std::strerror(errno));
+  if (stream.bad()) throw IoError(path + ": cannot read: " + std::strerror(errno));
   try {
     return nlohmann::json::parse(contents.str());
   } catch (const nlohmann::json::exception& error) {
-    throw Error(path + ": invalid JSON: " + error.what());
+    throw CorruptDataError(path + ": invalid JSON: " + error.what());
   }
 }
 
@@ -33,11 +36,11 @@ void write_json_file(const std::string& path, const nlohmann::json& json) {
   {
     std::ofstream out(temporary);
     out << json.dump(2) << "\n";
-    if (!out) throw Error(path + ": cannot write");
+    if (!out) throw IoError(path + ": cannot write");
   }
   std::error_code error;
   std::filesystem::rename(temporary, path, error);
-  if (error) throw Error(path + ": cannot write: " + error.message());
+  if (error) throw IoError(path + ": cannot write: " + error.message());
 }
 
 }  // namespace flashps

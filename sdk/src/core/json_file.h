@@ -6,9 +6,10 @@
 
 namespace flashps {
 
-// Parses a whole file; throws Error("<path>: <problem>") if unreadable or not valid JSON.
+// Parses a whole file; throws NotFoundError, IoError (unreadable) or CorruptDataError (not valid
+// JSON), each "<path>: <problem>".
 nlohmann::json read_json_file(const std::string& path);
-// Writes indented JSON atomically (temporary file, then rename); Error naming the path.
+// Writes indented JSON atomically (temporary file, then rename); IoError naming the path.
 void write_json_file(const std::string& path, const nlohmann::json& json);
 
 }  // namespace flashps

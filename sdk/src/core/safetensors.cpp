@@ -81,10 +81,11 @@ bool checked_byte_size(const std::vector<int64_t>& shape, size_t element_size, s
   return true;
 }
 
-// Throws Error(prefix + problem); the prefix names the file (and the tensor) once per scope.
+// Throws CorruptDataError(prefix + problem); the prefix names the file (and the tensor) once per
+// scope.
 struct ProblemReporter {
   std::string prefix;
-  [[noreturn]] void operator()(const std::string& problem) const { throw Error(prefix + problem); }
+  [[noreturn]] void operator()(const std::string& problem) const { throw CorruptDataError(prefix + problem); }
 };
 
 // Validates one header entry {"dtype", "shape", "data_offsets"} against a data buffer of
@@ -205,14 +206,17 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::string& 
 
   // The mapping keeps the contents reachable after the descriptor is closed.
   const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) throw Error(path + ": cannot open: " + errno_text());
+  if (fd.get() < 0) {
+    if (errno == ENOENT) throw NotFoundError(path + ": file not found");
+    throw IoError(path + ": cannot open: " + errno_text());
+  }
   struct stat status {};
-  if (::fstat(fd.get(), &status) != 0) throw Error(path + ": cannot stat: " + errno_text());
-  if (!S_ISREG(status.st_mode)) throw Error(path + ": not a regular file");
+  if (::fstat(fd.get(), &status) != 0) throw IoError(path + ": cannot stat: " + errno_text());
+  if (!S_ISREG(status.st_mode)) throw InvalidArgumentError(path + ": not a regular file");
   const size_t size = static_cast<size_t>(status.st_size);
   if (size > 0) {
     void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (mapping == MAP_FAILED) throw Error(path + ": cannot map into memory: " + errno_text());
+    if (mapping == MAP_FAILED) throw IoError(path + ": cannot map into memory: " + errno_text());
     file->mapping_ = mapping;
     file->mapping_size_ = size;
     file->file_begin_ = static_cast<const uint8_t*>(mapping);
@@ -402,13 +406,13 @@ void SafetensorsWriter::write(const std::string& path) const {
   const std::string temporary_path = path + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(temporary_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    throw Error(path + ": cannot create temporary file '" + temporary_path + "': " + errno_text());
+    throw IoError(path + ": cannot create temporary file '" + temporary_path + "': " + errno_text());
   }
   auto fail = [&](const std::string& step, int fd_to_close) {
     const std::string reason = errno_text();
     if (fd_to_close >= 0) ::close(fd_to_close);
     ::unlink(temporary_path.c_str());
-    throw Error(path + ": cannot " + step + ": " + reason);
+    throw IoError(path + ": cannot " + step + ": " + reason);
   };
   if (!write_all(fd, length_bytes, sizeof length_bytes) ||
       !write_all(fd, reinterpret_cast<const uint8_t*>(header.data()), header.size())) {

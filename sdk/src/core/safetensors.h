@@ -34,7 +34,8 @@ class SafetensorsFile {
  public:
   // Maps the file read-only and validates it: header length within the file, valid JSON object,
   // known dtypes, non-negative shapes whose byte size matches the offsets, offsets within the data
-  // buffer, no two tensors overlapping. Throws Error("<path>: <problem>") otherwise.
+  // buffer, no two tensors overlapping. Throws CorruptDataError("<path>: <problem>") otherwise
+  // (NotFoundError / IoError when the file is missing / unreadable).
   static std::shared_ptr<const SafetensorsFile> open(const std::string& path);
 
   // Parses an in-memory buffer with the same validation (used by the fuzz target and tests).

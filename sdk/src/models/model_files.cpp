@@ -13,9 +13,9 @@ namespace flashps {
 
 nlohmann::json read_component_config(const std::string& dir) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(dir)) throw Error(dir + ": model folder does not exist");
+  if (!fs::is_directory(dir)) throw NotFoundError(dir + ": model folder does not exist");
   const fs::path config = fs::path(dir) / "config.json";
-  if (!fs::exists(config)) throw Error(dir + ": not a model folder (no config.json)");
+  if (!fs::exists(config)) throw NotFoundError(dir + ": not a model folder (no config.json)");
   return read_json_file(config.string());
 }
 
@@ -26,19 +26,18 @@ std::vector<std::shared_ptr<const SafetensorsFile>> open_component_weights(const
   if (fs::exists(single)) return {SafetensorsFile::open(single.string())};
   const fs::path index = fs::path(dir) / (base + ".safetensors.index.json");
   if (!fs::exists(index))
-    throw Error(dir + ": no weights (" + single.filename().string() + " or " +
-                index.filename().string() + ")");
+    throw NotFoundError(dir + ": no weights (" + single.filename().string() + " or " + index.filename().string() + ")");
   nlohmann::json json = read_json_file(index.string());
   std::set<std::string> shards;
   try {
     for (const auto& [key, file] : json.at("weight_map").items()) shards.insert(file.get<std::string>());
   } catch (const nlohmann::json::exception& error) {
-    throw Error(index.string() + ": invalid shard index: " + error.what());
+    throw CorruptDataError(index.string() + ": invalid shard index: " + error.what());
   }
   std::vector<std::shared_ptr<const SafetensorsFile>> files;
   for (const std::string& shard : shards) {
     if (shard.find('/') != std::string::npos || shard.find("..") != std::string::npos)
-      throw Error(index.string() + ": shard name '" + shard + "' must be a plain file name");
+      throw CorruptDataError(index.string() + ": shard name '" + shard + "' must be a plain file name");
     files.push_back(SafetensorsFile::open((fs::path(dir) / shard).string()));
   }
   return files;

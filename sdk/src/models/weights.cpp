@@ -100,7 +100,7 @@ void load_weights_strict(torch::nn::Module& module,
       message << "\n  shape mismatches (" << mis_shaped.size() << "):" << summarize(mis_shaped);
     if (!bad_dtype.empty())
       message << "\n  non-float tensors (" << bad_dtype.size() << "):" << summarize(bad_dtype);
-    throw Error(message.str());
+    throw CorruptDataError(message.str());
   }
 
   at::NoGradGuard no_grad;

@@ -30,15 +30,14 @@ FluxInpaintPipeline::FluxInpaintPipeline(FluxPipelineComponents components,
   const int64_t latent_channels = components_.vae->latent_channels();
   const int64_t vsf = vae_scale_factor();
   if (config.out_channels != latent_channels * 4)
-    throw Error(components_.model_dir + ": transformer out_channels " +
-                std::to_string(config.out_channels) + " does not match 4 x vae latent_channels " +
-                std::to_string(latent_channels));
+    throw CorruptDataError(components_.model_dir + ": transformer out_channels " + std::to_string(config.out_channels) +
+                           " does not match 4 x vae latent_channels " + std::to_string(latent_channels));
   // Fill layout: latents + masked-image latents + packed mask (vsf^2 * 4 channels).
   fill_layout_ = config.in_channels == 2 * config.out_channels + vsf * vsf * 4;
   if (!fill_layout_ && config.in_channels != config.out_channels)
-    throw Error(components_.model_dir + ": transformer in_channels " + std::to_string(config.in_channels) +
-                " is neither a plain (" + std::to_string(config.out_channels) + ") nor a Fill (" +
-                std::to_string(2 * config.out_channels + vsf * vsf * 4) + ") layout");
+    throw UnsupportedError(components_.model_dir + ": transformer in_channels " + std::to_string(config.in_channels) +
+                           " is neither a plain (" + std::to_string(config.out_channels) + ") nor a Fill (" +
+                           std::to_string(2 * config.out_channels + vsf * vsf * 4) + ") layout");
 }
 
 FluxInpaintPipeline::~FluxInpaintPipeline() = default;
@@ -48,15 +47,15 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
                                                                std::shared_ptr<engine::CaptureStore> store,
                                                                at::Device device) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(model_dir)) throw Error(model_dir + ": model folder does not exist");
+  if (!fs::is_directory(model_dir)) throw NotFoundError(model_dir + ": model folder does not exist");
   if (!fs::exists(fs::path(model_dir) / "transformer" / "config.json"))
-    throw Error(model_dir + ": not a Flux pipeline folder (no transformer/config.json)");
+    throw NotFoundError(model_dir + ": not a Flux pipeline folder (no transformer/config.json)");
   FluxPipelineComponents components;
   components.model_dir = model_dir;
   components.transformer = load_flux_transformer((fs::path(model_dir) / "transformer").string(), dtype);
   components.vae = load_image_autoencoder((fs::path(model_dir) / "vae").string(), at::kFloat);
   const fs::path scheduler_config = fs::path(model_dir) / "scheduler" / "scheduler_config.json";
-  if (!fs::exists(scheduler_config)) throw Error(model_dir + ": no scheduler/scheduler_config.json");
+  if (!fs::exists(scheduler_config)) throw NotFoundError(model_dir + ": no scheduler/scheduler_config.json");
   components.scheduler = load_scheduler(scheduler_config.string());
   const fs::path empty_prompt = fs::path(model_dir) / "empty_prompt_embeds.safetensors";
   if (fs::exists(empty_prompt)) components.empty_prompt = load_conditioning(empty_prompt.string());
@@ -70,27 +69,28 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
     const auto native = index.find("_flashps_native_size");
     if (native != index.end()) {
       if (!native->is_number_integer() || native->get<int>() < 16)
-        throw Error(model_index.string() + ": _flashps_native_size must be an integer of at least 16");
+        throw CorruptDataError(model_index.string() + ": _flashps_native_size must be an integer of at least 16");
       components.native_size = native->get<int>();
     }
     components.unconditional = index.value("_flashps_unconditional", false);
     const std::string prediction = index.value("_flashps_prediction_type", std::string("velocity"));
     if (prediction != "velocity" && prediction != "sample")
-      throw Error(model_index.string() + ": _flashps_prediction_type must be \"velocity\" or \"sample\", got \"" +
-                  prediction + "\"");
+      throw CorruptDataError(model_index.string() +
+                             ": _flashps_prediction_type must be \"velocity\" or \"sample\", got \"" + prediction +
+                             "\"");
     components.predicts_sample = prediction == "sample";
     components.masked_image_fill = parse_masked_image_fill(
         index.value("_flashps_masked_image_fill", std::string("neutral")), model_index.string());
     const auto texture = index.find("_flashps_texture_transfer");
     if (texture != index.end()) {
       if (!texture->is_boolean())
-        throw Error(model_index.string() + ": _flashps_texture_transfer must be true or false");
+        throw CorruptDataError(model_index.string() + ": _flashps_texture_transfer must be true or false");
       components.texture_transfer = texture->get<bool>();
     }
     const auto steps = index.find("_flashps_default_steps");
     if (steps != index.end()) {
       if (!steps->is_number_integer() || steps->get<int>() < 1 || steps->get<int>() > 1000)
-        throw Error(model_index.string() + ": _flashps_default_steps must be an integer from 1 to 1000");
+        throw CorruptDataError(model_index.string() + ": _flashps_default_steps must be an integer from 1 to 1000");
       recommended_steps = steps->get<int>();
     }
   }

@@ -28,7 +28,8 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
   stats.mode_used = ComputeMode::full;
   if (request.mode == ComputeMode::full || job.token_mask.full()) return;
   if (request.mode == ComputeMode::kv)
-    throw Error("cache kind 'kv' does not apply to UNet models (their ResNets are dense): use 'hidden' or 'auto'");
+    throw UnsupportedError(
+        "cache kind 'kv' does not apply to UNet models (their ResNets are dense): use 'hidden' or 'auto'");
   std::shared_ptr<const engine::Capture> capture = store_->find(capture_id(job));
   if (!capture) {
     stats.notes.push_back("template not registered for these settings: computed in full");

@@ -26,7 +26,7 @@ std::vector<at::Device> parse_device_list(const std::string& spec, int cuda_devi
   std::vector<at::Device> devices;
   auto add = [&](const at::Device& device, const std::string& item) {
     if (std::find(devices.begin(), devices.end(), device) != devices.end())
-      throw Error("devices \"" + spec + "\": " + item + " is listed twice");
+      throw InvalidArgumentError("devices \"" + spec + "\": " + item + " is listed twice");
     devices.push_back(device);
   };
   std::stringstream items(spec);
@@ -40,20 +40,23 @@ std::vector<at::Device> parse_device_list(const std::string& spec, int cuda_devi
       for (int i = 0; i < cuda_devices; ++i) add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(i)), item);
     } else if (item == "cuda") {
       if (cuda_devices == 0)
-        throw Error("devices \"" + spec + "\": cuda requested, but no CUDA device is visible (the Debian LibTorch is CPU-only)");
+        throw UnsupportedError("devices \"" + spec +
+                               "\": cuda requested, but no CUDA device is visible (the Debian LibTorch is CPU-only)");
       for (int i = 0; i < cuda_devices; ++i) add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(i)), item);
     } else if (item.rfind("cuda:", 0) == 0 && item.size() > 5 &&
                item.find_first_not_of("0123456789", 5) == std::string::npos && item.size() <= 8) {
       const int index = std::stoi(item.substr(5));
       if (index >= cuda_devices)
-        throw Error("devices \"" + spec + "\": " + item + " is not present, " + std::to_string(cuda_devices) +
-                    " CUDA devices are visible" + no_cuda_reason(cuda_devices));
+        throw UnsupportedError("devices \"" + spec + "\": " + item + " is not present, " +
+                               std::to_string(cuda_devices) + " CUDA devices are visible" +
+                               no_cuda_reason(cuda_devices));
       add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index)), item);
     } else {
-      throw Error("devices \"" + spec + "\": unknown device \"" + item + "\" (cpu, cuda, cuda:N or auto)");
+      throw InvalidArgumentError("devices \"" + spec + "\": unknown device \"" + item +
+                                 "\" (cpu, cuda, cuda:N or auto)");
     }
   }
-  if (devices.empty()) throw Error("devices \"" + spec + "\": no device listed");
+  if (devices.empty()) throw InvalidArgumentError("devices \"" + spec + "\": no device listed");
   return devices;
 }
 
@@ -63,7 +66,8 @@ std::vector<at::Device> select_devices(const std::string& spec) { return parse_d
 
 at::Device parse_device(const std::string& spec, int cuda_devices) {
   if (spec.find(',') != std::string::npos)
-    throw Error("device \"" + spec + "\": one device only (lists are for serving workers: flashps batch --devices)");
+    throw InvalidArgumentError("device \"" + spec +
+                               "\": one device only (lists are for serving workers: flashps batch --devices)");
   return parse_device_list(spec, cuda_devices).front();
 }
 
