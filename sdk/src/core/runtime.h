@@ -10,7 +10,9 @@ struct RuntimeOptions {
   bool keep_freed_memory = true;  // mallopt tuning; off to measure the default allocator
 };
 
-// Idempotent; call once before the first model runs (front ends do, the SDK calls it lazily too).
+// Front ends call it (through flashps_init) before the first model runs; the SDK never does on
+// its own, so a program embedding the library keeps its process-wide settings unless it asks.
+// May be called again: a new thread count applies; the malloc tuning is never undone here.
 void init_runtime(const RuntimeOptions& options = {});
 int runtime_threads();
 
