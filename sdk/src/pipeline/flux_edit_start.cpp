@@ -18,6 +18,20 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The activations an edit replays from `capture`: kv unless the request asks for hidden, or
+// (automatic) the capture has no kv.
+engine::CacheKind replay_kind(const engine::Capture& capture, const EditRequest& request) {
+  const bool has_kv = capture.contains({request.steps - 1, 0, engine::Slot::keys});
+  if (request.mode == ComputeMode::hidden || (request.mode == ComputeMode::automatic && !has_kv))
+    return engine::CacheKind::hidden;
+  return engine::CacheKind::kv;
+}
+
+bool capture_holds(const engine::Capture& capture, const EditRequest& request, engine::CacheKind kind) {
+  const engine::Slot slot = kind == engine::CacheKind::kv ? engine::Slot::keys : engine::Slot::hidden;
+  return capture.contains({request.steps - 1, 0, slot});
+}
+
 }  // namespace
 
 std::unique_ptr<EditJob> FluxInpaintPipeline::start_edit(const EditRequest& given) {
@@ -32,23 +46,39 @@ std::unique_ptr<EditJob> FluxInpaintPipeline::start_edit(const EditRequest& give
     job->unchanged = true;
     return job;
   }
-  if (request.mode != ComputeMode::full && job->prepared.windowed) {
-    // A template registered without a mask was processed whole (scaled to the context size);
-    // edits of it use that processing, so the capture matches, instead of a window.
-    EditStats whole_stats;
-    Prepared whole = prepare(request, whole_stats, /*whole_image=*/true);
-    if (store_->find(capture_id(whole, request))) {
-      job->prepared = std::move(whole);
-      job->stats_.notes = whole_stats.notes;
-      job->stats_.width = whole_stats.width;
-      job->stats_.height = whole_stats.height;
-      job->stats_.mask_ratio = whole_stats.mask_ratio;
-    }
-  }
+  if (request.mode != ComputeMode::full) use_whole_image_template(job->prepared, job->stats_, request);
   begin_denoising(*job);
   attach_replay(*job);
   if (is_fill()) update_fill_embedding(*job);  // here, off the step loop
   return job;
+}
+
+bool FluxInpaintPipeline::use_whole_image_template(Prepared& prepared, EditStats& stats,
+                                                   const EditRequest& request) const {
+  if (!prepared.windowed) return false;
+  EditStats whole_stats;
+  Prepared whole = prepare(request, whole_stats, /*whole_image=*/true);
+  if (!store_->find(capture_id(whole, request))) return false;
+  prepared = std::move(whole);
+  stats.notes = whole_stats.notes;
+  stats.width = whole_stats.width;
+  stats.height = whole_stats.height;
+  stats.mask_ratio = whole_stats.mask_ratio;
+  return true;
+}
+
+bool FluxInpaintPipeline::has_template(const EditRequest& given) const {
+  if (given.mode == ComputeMode::full) return false;
+  EditRequest request = given;
+  request.steps = steps_of(given);
+  request.progress = nullptr;
+  EditStats stats;
+  Prepared prepared = prepare(request, stats);
+  use_whole_image_template(prepared, stats, request);
+  // As start_edit and attach_replay decide: nothing to replay for an empty or a full mask.
+  if (prepared.token_mask.empty() || prepared.token_mask.full()) return false;
+  const std::shared_ptr<const engine::Capture> capture = store_->find(capture_id(prepared, request));
+  return capture && capture_holds(*capture, request, replay_kind(*capture, request));
 }
 
 void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
@@ -61,12 +91,8 @@ void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
     stats.notes.push_back("template not registered for these settings: computed in full");
     return;
   }
-  const bool has_kv = capture->contains({request.steps - 1, 0, engine::Slot::keys});
-  const bool has_hidden = capture->contains({request.steps - 1, 0, engine::Slot::hidden});
-  engine::CacheKind kind = engine::CacheKind::kv;
-  if (request.mode == ComputeMode::hidden || (request.mode == ComputeMode::automatic && !has_kv))
-    kind = engine::CacheKind::hidden;
-  if ((kind == engine::CacheKind::kv && !has_kv) || (kind == engine::CacheKind::hidden && !has_hidden)) {
+  const engine::CacheKind kind = replay_kind(*capture, request);
+  if (!capture_holds(*capture, request, kind)) {
     stats.notes.push_back(std::string("template capture has no '") + engine::cache_kind_name(kind) +
                           "' activations: computed in full");
     return;

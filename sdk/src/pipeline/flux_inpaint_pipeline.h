@@ -67,6 +67,9 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   std::function<Image()> preview(const EditJob& job) const override;
   TemplateInfo register_template(const EditRequest& request, bool capture_kv = true,
                                  bool capture_hidden = true);
+  // Whether edit(request) would replay a registered template: prepares the request as far as its
+  // capture id (image processing only, no model) and asks the store.
+  bool has_template(const EditRequest& request) const;
 
   bool is_unconditional() const { return components_.unconditional; }
   // Whether edits copy fine detail from the surroundings unless a request says (texture_transfer).
@@ -87,8 +90,12 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   Prepared prepare(const EditRequest& request, EditStats& stats, bool whole_image = false) const;
   // Encodes the template, configures the job's scheduler and draws its noise (flux_edit_steps.cpp).
   void begin_denoising(FluxEditJob& job) const;
-  // Looks the template up in the store and attaches a replay router (flux_edit_replay.cpp).
+  // Looks the template up in the store and attaches a replay router (flux_edit_start.cpp).
   void attach_replay(FluxEditJob& job);
+  // A template registered without a mask was processed whole (scaled to the context size); an
+  // edit of it whose own processing is a window around the mask switches to that processing, so
+  // the capture matches. Returns whether it switched.
+  bool use_whole_image_template(Prepared& prepared, EditStats& stats, const EditRequest& request) const;
   // job.fill_embedding for the rows the job's model calls carry (computed unless current).
   const at::Tensor& update_fill_embedding(FluxEditJob& job) const;
   void restart_in_full(FluxEditJob& job, const std::string& why) const;

@@ -42,14 +42,15 @@ SDInpaintPipeline::SDInpaintPipeline(SDPipelineComponents components, std::share
   const UNetConfig& config = components_.unet->config();
   const int64_t latent_channels = components_.vae->latent_channels();
   if (config.out_channels != latent_channels)
-    throw Error(components_.model_dir + ": unet out_channels " + std::to_string(config.out_channels) +
-                " does not match the vae's latent_channels " + std::to_string(latent_channels));
+    throw CorruptDataError(components_.model_dir + ": unet out_channels " + std::to_string(config.out_channels) +
+                           " does not match the vae's latent_channels " + std::to_string(latent_channels));
   if (config.in_channels != latent_channels && config.in_channels != 2 * latent_channels + 1)
-    throw Error(components_.model_dir + ": unet in_channels " + std::to_string(config.in_channels) +
-                " is neither latents (" + std::to_string(latent_channels) + ") nor the inpainting layout (" +
-                std::to_string(2 * latent_channels + 1) + ")");
+    throw UnsupportedError(components_.model_dir + ": unet in_channels " + std::to_string(config.in_channels) +
+                           " is neither latents (" + std::to_string(latent_channels) + ") nor the inpainting layout (" +
+                           std::to_string(2 * latent_channels + 1) + ")");
   if (components_.text.is_xl() != config.text_time_embedding)
-    throw Error(components_.model_dir + ": an SDXL unet (text_time embeddings) needs text_encoder_2, and only it");
+    throw CorruptDataError(components_.model_dir +
+                           ": an SDXL unet (text_time embeddings) needs text_encoder_2, and only it");
 }
 
 SDInpaintPipeline::~SDInpaintPipeline() = default;
@@ -62,13 +63,15 @@ std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& mo
                                                            std::shared_ptr<engine::CaptureStore> store) {
   namespace fs = std::filesystem;
   const fs::path index_path = fs::path(model_dir) / "model_index.json";
-  if (!fs::exists(index_path)) throw Error(model_dir + ": not a diffusers pipeline folder (no model_index.json)");
+  if (!fs::exists(index_path))
+    throw NotFoundError(model_dir + ": not a diffusers pipeline folder (no model_index.json)");
   const nlohmann::json index = read_json_file(index_path.string());
   auto component = [&](const char* name) -> std::string {
     const fs::path dir = fs::path(model_dir) / name;
     if (!index.contains(name) || index[name].is_null())
-      throw Error(index_path.string() + ": the pipeline lists no '" + name + "' component");
-    if (!fs::is_directory(dir)) throw Error(model_dir + ": pipeline folder has no '" + name + "' component (" + dir.string() + ")");
+      throw UnsupportedError(index_path.string() + ": the pipeline lists no '" + name + "' component");
+    if (!fs::is_directory(dir))
+      throw NotFoundError(model_dir + ": pipeline folder has no '" + name + "' component (" + dir.string() + ")");
     return dir.string();
   };
   SDPipelineComponents components;
@@ -84,7 +87,7 @@ std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& mo
     components.default_guidance = 5.0;
   }
   const fs::path scheduler_config = fs::path(component("scheduler")) / "scheduler_config.json";
-  if (!fs::exists(scheduler_config)) throw Error(model_dir + ": no scheduler/scheduler_config.json");
+  if (!fs::exists(scheduler_config)) throw NotFoundError(model_dir + ": no scheduler/scheduler_config.json");
   components.scheduler = load_scheduler(scheduler_config.string());
   components.fingerprint = model_fingerprint(
       model_dir, {"unet", "vae", "scheduler", "text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2"},
@@ -98,52 +101,74 @@ std::unique_ptr<EditJob> SDInpaintPipeline::start_edit(const EditRequest& reques
   return job;
 }
 
-std::unique_ptr<SDEditJob> SDInpaintPipeline::prepare_job(const EditRequest& given, bool registering) const {
-  at::NoGradGuard no_grad;
+std::pair<at::Tensor, at::Tensor> SDInpaintPipeline::prepare_images(const EditRequest& given, SDEditJob& job) const {
   if (given.image.empty()) throw Error("edit request has no image");
   check_image(given.image, "template image");
   const int steps = steps_of(given);
   if (steps < 1 || steps > 1000) throw Error("steps must be between 1 and 1000");
   if (!(given.strength > 0.0 && given.strength <= 1.0)) throw Error("strength must be in (0, 1]");
-  auto job = std::make_unique<SDEditJob>();
-  job->started = std::chrono::steady_clock::now();
-  job->request = given;
-  job->request.steps = steps;
-  const EditRequest& request = job->request;
-  EditStats& stats = job->stats_;
-  job->original = to_rgb(request.image);
-  const int width = job->original.width, height = job->original.height;
+  job.request = given;
+  job.request.steps = steps;
+  const EditRequest& request = job.request;
+  EditStats& stats = job.stats_;
+  job.original = to_rgb(request.image);
+  const int width = job.original.width, height = job.original.height;
   Image mask = request.mask.empty() ? Image(width, height, 1, 0) : request.mask;
   if (!request.mask.empty()) check_image(mask, "mask");
   if (mask.width != width || mask.height != height) {
     stats.notes.push_back("mask resized to the image (nearest)");
     mask = resize_nearest(mask, width, height);
   }
-  job->original_mask = binarize_mask(mask);
+  job.original_mask = binarize_mask(mask);
   if (request.conditioning.defined())
     stats.notes.push_back("Stable Diffusion folders encode text prompts: the prompt embeddings (" +
                           request.conditioning.source + ") are ignored");
 
   const int64_t multiple = size_multiple();
-  job->width = round_down(width, multiple);
-  job->height = round_down(height, multiple);
-  job->resized = job->width != width || job->height != height;
-  const Image processed = job->resized ? resize_bilinear(job->original, job->width, job->height) : job->original;
-  const Image processed_mask = job->resized ? resize_nearest(job->original_mask, job->width, job->height) : job->original_mask;
+  job.width = round_down(width, multiple);
+  job.height = round_down(height, multiple);
+  job.resized = job.width != width || job.height != height;
+  const Image processed = job.resized ? resize_bilinear(job.original, job.width, job.height) : job.original;
+  const Image processed_mask =
+      job.resized ? resize_nearest(job.original_mask, job.width, job.height) : job.original_mask;
   const at::Tensor image = image_to_tensor(processed).unsqueeze(0);
   const at::Tensor pixel_mask = mask_to_tensor(processed_mask).unsqueeze(0).unsqueeze(0);
   const int64_t factor = components_.vae->scale_factor();
-  const int64_t latent_height = job->height / factor, latent_width = job->width / factor;
-  job->latent_mask = at::upsample_nearest2d(pixel_mask, {latent_height, latent_width});
-  stats.width = job->width;
-  stats.height = job->height;
-  stats.mask_ratio = job->latent_mask.mean().item<double>();
+  job.latent_mask = at::upsample_nearest2d(pixel_mask, {job.height / factor, job.width / factor});
+  stats.width = job.width;
+  stats.height = job.height;
+  stats.mask_ratio = job.latent_mask.mean().item<double>();
   // Any masked pixel marks its latent token (max-pooling, not the nearest sample above).
-  job->token_mask = engine::token_mask_from_pixels(pixel_mask[0][0], factor, request.token_dilation);
+  job.token_mask = engine::token_mask_from_pixels(pixel_mask[0][0], factor, request.token_dilation);
   ContentHasher hasher;
   hasher.update(std::to_string(processed.width) + "x" + std::to_string(processed.height));
   hasher.update(processed.pixels.data(), processed.pixels.size());
-  job->template_hash = hasher.hex();
+  job.template_hash = hasher.hex();
+  return {image, pixel_mask};
+}
+
+bool SDInpaintPipeline::has_template(const EditRequest& given) const {
+  if (given.mode == ComputeMode::full) return false;
+  if (given.mode == ComputeMode::kv)
+    throw UnsupportedError(
+        "cache kind 'kv' does not apply to UNet models (their ResNets are dense): use 'hidden' or 'auto'");
+  at::NoGradGuard no_grad;
+  SDEditJob job;
+  prepare_images(given, job);
+  // As start_edit and attach_replay decide: nothing to replay for an empty or a full mask.
+  if (job.token_mask.empty() || job.token_mask.full()) return false;
+  job.guidance = job.request.guidance_scale.value_or(components_.default_guidance);
+  return store_->find(capture_id(job)) != nullptr;
+}
+
+std::unique_ptr<SDEditJob> SDInpaintPipeline::prepare_job(const EditRequest& given, bool registering) const {
+  at::NoGradGuard no_grad;
+  auto job = std::make_unique<SDEditJob>();
+  job->started = std::chrono::steady_clock::now();
+  const auto [image, pixel_mask] = prepare_images(given, *job);
+  const EditRequest& request = job->request;
+  EditStats& stats = job->stats_;
+  const int64_t latent_height = job->latent_mask.size(2), latent_width = job->latent_mask.size(3);
   if (pixel_mask.max().item<float>() < 0.5f && !registering) {
     stats.notes.push_back("mask is empty: the template is returned unchanged");
     job->unchanged = true;

@@ -23,6 +23,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "engine/capture.h"
 #include "engine/cost_model.h"
@@ -68,6 +69,9 @@ class SDInpaintPipeline final : public StepwisePipeline {
   // Runs the template in full and captures every transformer block's output (an empty mask is
   // fine: later edits bring their own).
   TemplateInfo register_template(const EditRequest& request);
+  // Whether edit(request) would replay a registered template: prepares the request as far as its
+  // capture id (image processing only: no text encoder, VAE or UNet) and asks the store.
+  bool has_template(const EditRequest& request) const;
   engine::CaptureStore& store() { return *store_; }
   engine::DeviceSpeed& device_speed() { return speed_; }
 
@@ -78,6 +82,10 @@ class SDInpaintPipeline final : public StepwisePipeline {
 
  private:
   std::unique_ptr<SDEditJob> prepare_job(const EditRequest& request, bool registering) const;
+  // The model-free part of prepare_job: validation, the request with its steps resolved, the
+  // original and processed images and masks, sizes, token mask and template hash. Returns the
+  // processed image [1, 3, H, W] and mask [1, 1, H, W] as tensors.
+  std::pair<at::Tensor, at::Tensor> prepare_images(const EditRequest& request, SDEditJob& job) const;
   // Looks the template up in the store and attaches a hidden replay (sd_edit_cache.cpp).
   void attach_replay(SDEditJob& job) const;
   engine::CaptureId capture_id(const SDEditJob& job) const;
