@@ -12,7 +12,7 @@
 #include "core/mask_ops.h"
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "pipeline/image_tensors.h"
-#include "training/mask_ratio_trace.h"
+#include "workload/mask_ratio_trace.h"
 
 using namespace flashps;
 
@@ -27,7 +27,7 @@ TEST_CASE("the bundled model beats mean-colour fill on held-out crops", "[models
   options.model_dir = kModel;
   options.photo_folders = {kSource + "/samples/images"};
   options.holdout_every = 0;
-  options.trace_files = training::default_trace_files(kSource);  // uniform fallback without ../shared
+  options.trace_files = workload::default_trace_files(kSource);  // uniform fallback without ../shared
   options.crops = 8;
   options.crop_size = 128;
   options.steps = 1;  // the model's conditional-mean estimate

@@ -8,7 +8,7 @@
 
 #include "cache/activation_store.h"
 #include "core/error.h"
-#include "dev/random_model.h"
+#include "models/random_model.h"
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "support/temp_dir.h"
 #include "support/tiny_pipeline.h"
@@ -138,13 +138,13 @@ TEST_CASE("an edit can be cancelled from its progress callback", "[pipeline]") {
 
 TEST_CASE("a non-Fill Flux model inpaints by latent blending", "[pipeline]") {
   test::TempDir dir;
-  dev::RandomFluxModelSpec spec = dev::small_fill_model_spec();
+  RandomFluxModelSpec spec = small_fill_model_spec();
   spec.transformer.in_channels = spec.transformer.out_channels;  // plain Flux layout
   spec.transformer.num_layers = 1;
   spec.transformer.num_single_layers = 1;
   spec.vae_config["block_out_channels"] = {8, 8, 8, 8};
   const std::string path = dir.file("plain");
-  dev::write_random_flux_model(path, spec);
+  write_random_flux_model(path, spec);
   auto pipeline = FluxInpaintPipeline::load(path, at::kFloat);
   CHECK_FALSE(pipeline->is_fill());
   Image image = gradient_image(48, 32);

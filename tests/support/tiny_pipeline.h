@@ -6,14 +6,14 @@
 #include <string>
 
 #include "core/image.h"
-#include "dev/random_model.h"
+#include "models/random_model.h"
 #include "pipeline/edit_types.h"
 #include "support/temp_dir.h"
 
 namespace flashps::test {
 
 inline std::string tiny_model(const TempDir& dir) {
-  dev::RandomFluxModelSpec spec = dev::small_fill_model_spec();
+  RandomFluxModelSpec spec = small_fill_model_spec();
   spec.transformer.num_layers = 1;
   spec.transformer.num_single_layers = 2;
   spec.transformer.num_attention_heads = 2;
@@ -21,7 +21,7 @@ inline std::string tiny_model(const TempDir& dir) {
   spec.text_tokens = 4;
   spec.seed = 11;
   const std::string path = dir.file("model");
-  dev::write_random_flux_model(path, spec);
+  write_random_flux_model(path, spec);
   return path;
 }
 

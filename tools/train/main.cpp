@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "core/runtime.h"
 #include "training/fill_trainer.h"
-#include "training/mask_ratio_trace.h"
+#include "workload/mask_ratio_trace.h"
 
 namespace {
 volatile std::sig_atomic_t interrupted = 0;
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-resume", no_resume, "start over even if a checkpoint exists");
   CLI11_PARSE(app, argc, argv);
   options.resume = !no_resume;
-  if (options.trace_files.empty()) options.trace_files = flashps::training::default_trace_files(FLASHPS_SOURCE_DIR);
+  if (options.trace_files.empty()) options.trace_files = flashps::workload::default_trace_files(FLASHPS_SOURCE_DIR);
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);

@@ -15,9 +15,9 @@
 #include "core/image_metrics.h"
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "pipeline/image_tensors.h"
-#include "training/mask_ratio_trace.h"
 #include "training/photo_set.h"
-#include "training/random_masks.h"
+#include "workload/mask_ratio_trace.h"
+#include "workload/random_masks.h"
 
 namespace flashps::bench {
 namespace {
@@ -60,8 +60,8 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
                                options.holdout_every > 1 ? training::PhotoSplit::holdout : training::PhotoSplit::all,
                                photo_options);
   if (photos.size() == 0) throw Error("bench quality: no held-out photos in the given folders");
-  training::MaskRatioTrace trace = options.trace_files.empty() ? training::MaskRatioTrace::fallback()
-                                                               : training::MaskRatioTrace::load(options.trace_files);
+  workload::MaskRatioTrace trace = options.trace_files.empty() ? workload::MaskRatioTrace::fallback()
+                                                               : workload::MaskRatioTrace::load(options.trace_files);
   auto pipeline = FluxInpaintPipeline::load(options.model_dir, at::kFloat);
   const int64_t token_pixels = 2 * pipeline->vae_scale_factor();  // Flux packs 2x2 latents per token
 
@@ -91,7 +91,7 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
   for (int i = 0; i < options.crops; ++i) {
     std::mt19937_64 rng(options.seed * 1000003ull + i);
     at::Tensor truth = photos.random_crop(options.crop_size, rng);
-    at::Tensor mask = training::random_mask(options.crop_size, options.crop_size, trace.sample(rng), rng);
+    at::Tensor mask = workload::random_mask(options.crop_size, options.crop_size, trace.sample(rng), rng);
     mask_ratios.push_back(mask.mean().item<double>());
     EditRequest request;
     request.image = tensor_to_image(truth);
@@ -147,12 +147,12 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
     at::Tensor truth = photos.random_crop(options.crop_size, rng);
     EditRequest capture_request;
     capture_request.image = tensor_to_image(truth);
-    capture_request.mask = mask_image(training::random_mask(options.crop_size, options.crop_size, trace.sample(rng), rng));
+    capture_request.mask = mask_image(workload::random_mask(options.crop_size, options.crop_size, trace.sample(rng), rng));
     capture_request.seed = rng();
     capture_request.steps = options.steps;
     pipeline->register_template(capture_request, true, true);
 
-    at::Tensor mask = training::random_mask(options.crop_size, options.crop_size, trace.sample(rng), rng);
+    at::Tensor mask = workload::random_mask(options.crop_size, options.crop_size, trace.sample(rng), rng);
     EditRequest edit = capture_request;
     edit.mask = mask_image(mask);
     edit.seed = rng();

@@ -17,7 +17,7 @@
 #include "serve/latency_summary.h"
 #include "serve/simulator.h"
 #include "serve/workload.h"
-#include "training/random_masks.h"
+#include "workload/random_masks.h"
 
 namespace flashps::bench {
 namespace {
@@ -197,7 +197,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
   for (size_t i = 0; i < trace.size(); ++i) {
     EditRequest request;
     request.image = templates[i % templates.size()];
-    at::Tensor mask = training::random_mask(request.image.height, request.image.width,
+    at::Tensor mask = workload::random_mask(request.image.height, request.image.width,
                                             std::clamp(trace[i].mask_ratio, 0.01, 0.95), rng);
     request.mask = Image(request.image.width, request.image.height, 1);
     const float* values = mask.contiguous().data_ptr<float>();

@@ -12,7 +12,7 @@
 #include "cache/activation_store.h"
 #include "cache/host_tier.h"
 #include "core/error.h"
-#include "training/random_masks.h"
+#include "workload/random_masks.h"
 
 namespace flashps::bench {
 namespace {
@@ -129,7 +129,7 @@ StoreBenchmarkReport run_store_benchmark(const StoreBenchmarkOptions& options) {
   // 3. Partial reads: the unmasked rows of a brush/blob/box mask of ratio m, cold.
   std::mt19937_64 rng(options.seed + 1);
   const int64_t grid = static_cast<int64_t>(std::sqrt(double(options.tokens)));
-  at::Tensor token_mask = training::random_mask(grid, options.tokens / grid, options.mask_ratio, rng).flatten();
+  at::Tensor token_mask = workload::random_mask(grid, options.tokens / grid, options.mask_ratio, rng).flatten();
   at::Tensor unmasked = (token_mask < 0.5).nonzero().flatten();
   drop_from_page_cache(segment);
   const int64_t disk_before = store->stats().bytes_read_from_disk;

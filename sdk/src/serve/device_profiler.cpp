@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "serve/flux_device.h"
-#include "training/random_masks.h"
+#include "workload/random_masks.h"
 
 namespace flashps::serve {
 namespace {
@@ -29,7 +29,7 @@ Image test_image(int size) {  // content does not change timings; a smooth pictu
 }
 
 Image mask_image(int size, double ratio, std::mt19937_64& rng) {
-  at::Tensor mask = training::random_mask(size, size, ratio, rng, training::MaskShape::blob).contiguous();
+  at::Tensor mask = workload::random_mask(size, size, ratio, rng, workload::MaskShape::blob).contiguous();
   Image image(size, size, 1);
   const float* values = mask.data_ptr<float>();
   for (size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = values[i] > 0.5f ? 255 : 0;

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "training/mask_ratio_trace.h"
+#include "workload/mask_ratio_trace.h"
 
 namespace flashps::serve {
 namespace {
@@ -48,7 +48,7 @@ MaskRatioSource MaskRatioSource::named(const std::string& name, const std::strin
       throw Error("unknown mask-ratio trace \"" + name +
                   "\": not a trace name (production, public, public-inpaint, public-adetailer, all) or an existing CSV file");
     MaskRatioSource source;
-    source.samples_ = training::MaskRatioTrace::load({name}).ratios();
+    source.samples_ = workload::MaskRatioTrace::load({name}).ratios();
     source.description_ = name;
     return source;
   }
@@ -59,7 +59,7 @@ MaskRatioSource MaskRatioSource::named(const std::string& name, const std::strin
     paths.push_back(path);
   }
   MaskRatioSource source;
-  source.samples_ = training::MaskRatioTrace::load(paths).ratios();
+  source.samples_ = workload::MaskRatioTrace::load(paths).ratios();
   source.description_ = name + " (" + std::to_string(source.samples_.size()) + " requests of " + traces_dir + ")";
   return source;
 }

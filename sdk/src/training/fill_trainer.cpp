@@ -22,9 +22,9 @@
 #include "pipeline/flux_packing.h"
 #include "schedulers/flow_match_euler_discrete.h"
 #include "training/detail_loss.h"
-#include "training/mask_ratio_trace.h"
 #include "training/photo_set.h"
-#include "training/random_masks.h"
+#include "workload/mask_ratio_trace.h"
+#include "workload/random_masks.h"
 
 namespace flashps::training {
 namespace {
@@ -239,7 +239,7 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
 
   PhotoSet photos = PhotoSet::load(options.photo_folders, PhotoSplit::train, options.photo_options);
   if (photos.size() == 0) throw Error("training: no usable photos in the given folders");
-  MaskRatioTrace trace = options.trace_files.empty() ? MaskRatioTrace::fallback() : MaskRatioTrace::load(options.trace_files);
+  workload::MaskRatioTrace trace = options.trace_files.empty() ? workload::MaskRatioTrace::fallback() : workload::MaskRatioTrace::load(options.trace_files);
   // The autoencoder is fitted once (principal components of patches of 256 random training
   // crops) and kept beside the checkpoint, so a resumed run uses exactly the same one.
   const fs::path autoencoder_dir = fs::path(options.output_dir) / "autoencoder";
@@ -339,7 +339,7 @@ TrainingSummary train_fill_model(const FillTrainerOptions& options, const Traini
     std::vector<Example> examples;
     for (int64_t i = 0; i < batch; ++i) {
       at::Tensor image = photos.random_crop(crop, rng);
-      at::Tensor mask = random_mask(crop, crop, trace.sample(rng), rng);
+      at::Tensor mask = workload::random_mask(crop, crop, trace.sample(rng), rng);
       // Timesteps half logit-normal (as Flux), half uniform: the logit-normal alone rarely
       // draws the low noise levels where the last sampling steps must remove the remaining
       // noise, and a small model then leaves visible grain. Shifted like the sampler's

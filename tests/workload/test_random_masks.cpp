@@ -7,13 +7,13 @@
 
 #include "core/error.h"
 #include "support/temp_dir.h"
-#include "training/mask_ratio_trace.h"
-#include "training/random_masks.h"
+#include "workload/mask_ratio_trace.h"
+#include "workload/random_masks.h"
 
 using namespace flashps;
-using namespace flashps::training;
+using namespace flashps::workload;
 
-TEST_CASE("random masks cover about the requested area with every shape", "[training][masks]") {
+TEST_CASE("random masks cover about the requested area with every shape", "[workload][masks]") {
   for (MaskShape shape : {MaskShape::brush, MaskShape::blob, MaskShape::box, MaskShape::any}) {
     for (double target : {0.03, 0.1, 0.3, 0.6}) {
       std::mt19937_64 rng(42);
@@ -28,7 +28,7 @@ TEST_CASE("random masks cover about the requested area with every shape", "[trai
   }
 }
 
-TEST_CASE("random masks are reproducible from the generator state", "[training][masks]") {
+TEST_CASE("random masks are reproducible from the generator state", "[workload][masks]") {
   std::mt19937_64 first(7), second(7), other(8);
   at::Tensor a = random_mask(64, 64, 0.2, first);
   at::Tensor b = random_mask(64, 64, 0.2, second);
@@ -37,7 +37,7 @@ TEST_CASE("random masks are reproducible from the generator state", "[training][
   CHECK_FALSE(at::equal(a, c));
 }
 
-TEST_CASE("mask-ratio traces load, sample within bounds and reject bad files", "[training][masks]") {
+TEST_CASE("mask-ratio traces load, sample within bounds and reject bad files", "[workload][masks]") {
   test::TempDir scratch;
   const std::string good = scratch.file("good.csv"), bad = scratch.file("bad.csv"), headless = scratch.file("x.csv");
   std::ofstream(good) << "mask_ratio\n0.1\n0.5\n0.95\n";

@@ -1,4 +1,4 @@
-#include "training/random_masks.h"
+#include "workload/random_masks.h"
 
 #include <ATen/ATen.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-namespace flashps::training {
+namespace flashps::workload {
 namespace {
 
 class Canvas {
@@ -113,4 +113,4 @@ at::Tensor random_mask(int64_t height, int64_t width, double target_ratio, std::
   return canvas.tensor();
 }
 
-}  // namespace flashps::training
+}  // namespace flashps::workload

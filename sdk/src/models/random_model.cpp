@@ -1,4 +1,4 @@
-#include "dev/random_model.h"
+#include "models/random_model.h"
 
 #include <ATen/ATen.h>
 
@@ -13,7 +13,7 @@
 #include "models/random_weights.h"
 #include "models/vae/autoencoder_kl.h"
 
-namespace flashps::dev {
+namespace flashps {
 namespace {
 
 
@@ -87,4 +87,4 @@ void write_random_flux_model(const std::string& dir, const RandomFluxModelSpec& 
               {"scheduler", {"diffusers", "FlowMatchEulerDiscreteScheduler"}}});
 }
 
-}  // namespace flashps::dev
+}  // namespace flashps

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace flashps::training {
+namespace flashps::workload {
 
 class MaskRatioTrace {
  public:
@@ -29,4 +29,4 @@ std::string default_traces_directory(const std::string& source_dir);
 // The CSV files there; empty when none is found.
 std::vector<std::string> default_trace_files(const std::string& source_dir);
 
-}  // namespace flashps::training
+}  // namespace flashps::workload

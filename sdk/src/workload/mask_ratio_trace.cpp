@@ -1,4 +1,4 @@
-#include "training/mask_ratio_trace.h"
+#include "workload/mask_ratio_trace.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace flashps::training {
+namespace flashps::workload {
 
 MaskRatioTrace MaskRatioTrace::load(const std::vector<std::string>& csv_paths) {
   MaskRatioTrace trace;
@@ -60,4 +60,4 @@ std::vector<std::string> default_trace_files(const std::string& source_dir) {
   return files;
 }
 
-}  // namespace flashps::training
+}  // namespace flashps::workload

@@ -1,12 +1,13 @@
 // Writes a complete Flux-architecture inpainting model folder (diffusers layout) with seeded
-// random weights: for tests, benchmarks, and as the untrained starting point of training.
+// random weights: for tests, benchmarks, as the untrained starting point of training, and as the
+// shipped library's fallback when the bundled model is missing (app/default_model.cpp).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "models/flux/flux_config.h"
 
-namespace flashps::dev {
+namespace flashps {
 
 struct RandomFluxModelSpec {
   FluxConfig transformer;
@@ -21,4 +22,4 @@ RandomFluxModelSpec small_fill_model_spec();
 
 void write_random_flux_model(const std::string& dir, const RandomFluxModelSpec& spec);
 
-}  // namespace flashps::dev
+}  // namespace flashps
