@@ -1,23 +1,13 @@
-// Which model a front end uses: an explicit folder, else $FLASHPS_MODEL, else the bundled default
-// model (samples/models/flashps-fill-small) in the first of the given folders that holds it,
-// else — only if it was removed — a random-weight model created once in the cache, with a note.
-// Front ends pass where the bundled model can be (source tree, installed data folder, next to
-// the executable) because only they know those paths.
+// Forwarding header: the default-model choice moved to app/default_model.h (app services: front-end
+// policy, which the model layer must not know). Kept for the CLI and the desktop app until they
+// use the public C API (flashps_default_model_dir); new code includes app/default_model.h.
 #pragma once
-#include <string>
-#include <vector>
+#include "app/default_model.h"
 
 namespace flashps {
 
-inline constexpr const char* kBundledModelName = "flashps-fill-small";
-
-struct ModelChoice {
-  std::string dir;
-  bool random_weights = false;
-  std::vector<std::string> notes;  // user-facing remarks (random-weight fallback)
-};
-
-// bundled_model_dirs: candidate folders of the bundled model itself (…/flashps-fill-small).
-ModelChoice choose_model(const std::string& model_option, const std::vector<std::string>& bundled_model_dirs);
+using app::choose_model;
+using app::kBundledModelName;
+using app::ModelChoice;
 
 }  // namespace flashps
