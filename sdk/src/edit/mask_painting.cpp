@@ -13,7 +13,12 @@ void check_mask(const Image& mask, const char* what) {
   if (mask.channels != 1) throw Error(std::string(what) + ": the mask must have 1 channel");
 }
 
-PixelBox clip(const PixelBox& box, const Image& mask) {
+void check_view(const MaskView& mask, const char* what) {
+  if (!mask.pixels || mask.width <= 0 || mask.height <= 0)
+    throw Error(std::string(what) + ": the mask has no pixels");
+}
+
+PixelBox clip(const PixelBox& box, const MaskView& mask) {
   const int x0 = std::max(0, box.x), y0 = std::max(0, box.y);
   const int x1 = std::min(mask.width, box.x + box.w), y1 = std::min(mask.height, box.y + box.h);
   if (x1 <= x0 || y1 <= y0) return {};
@@ -21,6 +26,11 @@ PixelBox clip(const PixelBox& box, const Image& mask) {
 }
 
 }  // namespace
+
+MaskView view_of(Image& mask, const char* what) {
+  check_mask(mask, what);
+  return {mask.width, mask.height, mask.pixels.data()};
+}
 
 PixelBox union_box(const PixelBox& a, const PixelBox& b) {
   if (a.empty()) return b;
@@ -42,7 +52,11 @@ double brush_coverage(const Brush& brush, double distance) {
 }
 
 PixelBox stamp_dab(Image& mask, double x, double y, const Brush& brush) {
-  check_mask(mask, "stamp_dab");
+  return stamp_dab(view_of(mask, "stamp_dab"), x, y, brush);
+}
+
+PixelBox stamp_dab(const MaskView& mask, double x, double y, const Brush& brush) {
+  check_view(mask, "stamp_dab");
   const double reach = std::max(0.5, brush.diameter / 2) + 0.5;
   const int x0 = static_cast<int>(std::floor(x - reach)), y0 = static_cast<int>(std::floor(y - reach));
   const int x1 = static_cast<int>(std::ceil(x + reach)), y1 = static_cast<int>(std::ceil(y + reach));
@@ -87,7 +101,11 @@ PixelBox MaskStroke::extend(double x, double y) {
 }
 
 PixelBox fill_rectangle(Image& mask, const PixelBox& box, uint8_t value) {
-  check_mask(mask, "fill_rectangle");
+  return fill_rectangle(view_of(mask, "fill_rectangle"), box, value);
+}
+
+PixelBox fill_rectangle(const MaskView& mask, const PixelBox& box, uint8_t value) {
+  check_view(mask, "fill_rectangle");
   const PixelBox inside = clip(box, mask);
   for (int y = inside.y; y < inside.y + inside.h; ++y)
     std::fill_n(&mask.at(inside.x, y), inside.w, value);
@@ -95,7 +113,11 @@ PixelBox fill_rectangle(Image& mask, const PixelBox& box, uint8_t value) {
 }
 
 PixelBox fill_polygon(Image& mask, const std::vector<Point>& polygon, uint8_t value) {
-  check_mask(mask, "fill_polygon");
+  return fill_polygon(view_of(mask, "fill_polygon"), polygon, value);
+}
+
+PixelBox fill_polygon(const MaskView& mask, const std::vector<Point>& polygon, uint8_t value) {
+  check_view(mask, "fill_polygon");
   if (polygon.size() < 3) return {};
   double min_y = polygon[0].y, max_y = polygon[0].y;
   for (const Point& p : polygon) {
