@@ -46,6 +46,7 @@ struct RequestState : std::enable_shared_from_this<RequestState> {
   int worker = -1;
   Clock::time_point submitted, deadline = Clock::time_point::max();
   std::atomic<double> queueing{-1}, latency{-1};
+  int previews_pending = 0;  // under the engine mutex: preview tasks queued or decoding
   std::unique_ptr<EditJob> job;
 };
 
@@ -181,10 +182,19 @@ class EngineCore {
     events_drained_.wait(lock, [&] { return events_.empty() && !delivering_; });
   }
 
+  // Pausing waits for work a worker already started on its pipeline (a step, inline pre-/post-
+  // processing): once it returns, no worker touches its pipeline's step path until resumed, so a
+  // caller may run the pipeline itself (e.g. register a template).
   void set_paused(bool paused) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     paused_ = paused;
     for (auto& worker : workers_) wake(*worker);
+    if (paused)
+      workers_quiet_.wait(lock, [&] {
+        for (const auto& worker : workers_)
+          if (worker->busy) return false;
+        return true;
+      });
   }
 
   EngineCounters counters() const {
@@ -200,6 +210,7 @@ class EngineCore {
     std::thread thread;
     std::condition_variable wakeup;
     uint64_t wakeups = 0;  // changes since: a worker only sleeps if nothing changed
+    bool busy = false;     // running pipeline work without the lock (see set_paused)
     Worker(EngineDevice device_, const BatchingConfig& config) : device(std::move(device_)), batcher(config) {}
   };
   struct PoolTask {
@@ -208,6 +219,12 @@ class EngineCore {
     std::function<Image()> preview;  // set: decode a preview instead
     ServeEvent event;
   };
+
+  // Under the mutex, around pipeline work a worker does without the lock.
+  void set_busy(Worker& worker, bool busy) {
+    worker.busy = busy;
+    if (!busy) workers_quiet_.notify_all();
+  }
 
   // Under the mutex.
   static void wake(Worker& worker) {
@@ -288,8 +305,9 @@ class EngineCore {
       case RequestStatus::rejected: ++counters_.rejected; break;
       default: ++counters_.failed; break;
     }
+    ServeEvent event = event_of(*state, status, message);  // with the job's progress, before it goes
     state->job.reset();  // stops cache loaders; only the owning thread calls resolve for a job in use
-    deliver(state, event_of(*state, status, message));
+    deliver(state, std::move(event));
     const RequestId id = state->id;  // `state` may be the entry erased here
     live_.erase(id);
     if (live_.empty()) idle_.notify_all();
@@ -350,15 +368,19 @@ class EngineCore {
       if (action.kind == WorkerAction::prepare) {
         // A copy, not a reference into live_: resolving the request erases its entry.
         const std::shared_ptr<RequestState> state = live_.at(action.requests[0]);
+        set_busy(worker, true);
         prepare_unlocked(state, lock);
+        set_busy(worker, false);
       } else if (action.kind == WorkerAction::finish) {
         std::shared_ptr<RequestState> state = live_.at(action.requests[0]);
         state->phase = Phase::finishing;
         state->status = RequestStatus::finishing;
+        set_busy(worker, true);
         lock.unlock();
         std::exception_ptr error;
         EditResult result = finish(state, error);
         lock.lock();
+        set_busy(worker, false);
         worker.batcher.mark_finished(state->id);
         if (error) resolve_error(state, error);
         else resolve(state, RequestStatus::done, nullptr, &result);
@@ -381,6 +403,7 @@ class EngineCore {
         }
         const double batching_seconds = seconds_between(iteration_start, Clock::now());
         const double batching_cpu_seconds = thread_cpu_seconds() - iteration_cpu_start;
+        set_busy(worker, true);
         lock.unlock();
         std::exception_ptr batch_error;
         try {
@@ -389,6 +412,7 @@ class EngineCore {
           batch_error = std::current_exception();
         }
         lock.lock();
+        set_busy(worker, false);
         const double assembly = batching_seconds + pipeline.last_step_assembly_seconds();
         ++counters_.steps;
         counters_.assembly_seconds += assembly;
@@ -421,6 +445,7 @@ class EngineCore {
     if (every <= 0 || !state->job || state->job->failed() || state->job->steps_done() % every != 0) return;
     PoolTask task{state, false, pipeline.preview(*state->job), event_of(*state, RequestStatus::running)};
     if (options_.batching.disaggregated) {
+      ++state->previews_pending;
       pool_queue_.push_back(std::move(task));
       pool_wake_.notify_one();
     } else {
@@ -471,6 +496,7 @@ class EngineCore {
       state->phase = Phase::ready;
       state->status = RequestStatus::ready;
       batcher.mark_prepared(state->id, state->job->work());
+      deliver(state, event_of(*state, RequestStatus::ready));
     }
     wake(*workers_[state->worker]);
   }
@@ -485,26 +511,37 @@ class EngineCore {
     }
   }
 
+  // Under the mutex: the first task a pool thread may take. A request's post-processing waits
+  // for its previews, so with several pool threads its events still arrive in order.
+  std::deque<PoolTask>::iterator next_pool_task() {
+    for (auto task = pool_queue_.begin(); task != pool_queue_.end(); ++task)
+      if (task->preview || task->state->previews_pending == 0) return task;
+    return pool_queue_.end();
+  }
+
   void pool_loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
-      pool_wake_.wait(lock, [&] { return pool_stopping_ || !pool_queue_.empty(); });
-      if (pool_queue_.empty()) {
-        if (pool_stopping_) break;
-        continue;
-      }
-      PoolTask task = std::move(pool_queue_.front());
-      pool_queue_.pop_front();
+      pool_wake_.wait(lock, [&] { return (pool_stopping_ && pool_queue_.empty()) || next_pool_task() != pool_queue_.end(); });
+      if (pool_queue_.empty()) break;  // stopping, and nothing left
+      const auto next = next_pool_task();
+      PoolTask task = std::move(*next);
+      pool_queue_.erase(next);
       std::shared_ptr<RequestState> state = task.state;
-      if (state->phase == Phase::resolved) continue;
       if (task.preview) {
-        lock.unlock();
-        try {
-          task.event.preview = std::make_shared<const Image>(task.preview());
-          deliver(state, task.event);
-        } catch (...) {  // a preview is best-effort: the edit itself goes on
+        if (state->phase != Phase::resolved) {
+          lock.unlock();
+          try {
+            task.event.preview = std::make_shared<const Image>(task.preview());
+            deliver(state, task.event);
+          } catch (...) {  // a preview is best-effort: the edit itself goes on
+          }
+          lock.lock();
         }
-        lock.lock();
+        --state->previews_pending;
+        pool_wake_.notify_all();  // its post-processing may be waiting for it
+      } else if (state->phase == Phase::resolved) {
+        continue;
       } else if (!task.finish) {
         prepare_unlocked(state, lock);
       } else {
@@ -524,7 +561,7 @@ class EngineCore {
   std::unique_ptr<LoadBalancer> balancer_;
   std::unordered_map<RequestId, std::shared_ptr<RequestState>> live_;
   std::deque<PoolTask> pool_queue_;
-  std::condition_variable pool_wake_, idle_;
+  std::condition_variable pool_wake_, idle_, workers_quiet_;
   std::vector<std::thread> pool_;
   std::mutex events_mutex_;
   std::condition_variable events_changed_, events_drained_;

@@ -24,7 +24,8 @@
 namespace flashps::serve {
 
 // queued -> preparing -> ready (waiting for a batch slot) -> running -> finishing -> done, or
-// failed / cancelled at any point before done; rejected at submission.
+// failed / cancelled at any point before done; rejected at submission. Every state is an event;
+// running comes once per denoising step (step/steps), plus once per preview.
 enum class RequestStatus { queued, preparing, ready, running, finishing, done, failed, cancelled, rejected };
 const char* request_status_name(RequestStatus status);
 
@@ -116,7 +117,10 @@ class Engine {
   EditHandle submit(EditRequest request, SubmitOptions options = {});
   void wait_idle();  // until every submitted request has resolved
   // Paused workers start no new step or inline pre-/post-processing (the pool still prepares):
-  // queue work up, then let it run; a running step finishes first.
+  // queue work up, then let it run. pause() returns once work a worker had started (a step,
+  // inline pre-/post-processing) has finished, so until resume() the caller may step a device's
+  // pipeline itself (register a template), as only start_edit/finish_edit run meanwhile. Not
+  // nested: one resume() undoes any number of pause() calls.
   void pause();
   void resume();
   EngineCounters counters() const;
