@@ -3,8 +3,10 @@
 #include <chrono>
 #include <deque>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "core/image.h"
+#include "core/json_file.h"
 
 namespace flashps::serve {
 namespace {
@@ -109,6 +111,10 @@ BatchSummary run_batch(Engine& engine, const BatchManifest& manifest, const Batc
       continue;
     }
     while (in_flight.size() >= std::max<size_t>(1, options.max_in_flight)) collect_oldest();
+    if (cancelled) {  // the progress callback answered while a slot was awaited
+      fail(i, "cancelled", "cancelled");
+      continue;
+    }
     while (true) {
       EditHandle handle = engine.submit(request);
       if (handle.status() != RequestStatus::rejected || in_flight.empty()) {
@@ -126,6 +132,16 @@ BatchSummary run_batch(Engine& engine, const BatchManifest& manifest, const Batc
   summary.seconds = elapsed();
   summary.throughput = summary.seconds > 0 ? summary.done / summary.seconds : 0;
   return summary;
+}
+
+void write_batch_report(const BatchSummary& summary, const std::string& path) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const BatchItemOutcome& item : summary.items)
+    items.push_back({{"line", item.line}, {"output", item.output}, {"status", item.status},
+                     {"error", item.error}, {"cache_hit", item.cache_hit}, {"seconds", item.seconds}});
+  write_json_file(path, {{"done", summary.done}, {"skipped", summary.skipped}, {"failed", summary.failed},
+                         {"cancelled", summary.cancelled}, {"cache_hits", summary.cache_hits},
+                         {"seconds", summary.seconds}, {"throughput", summary.throughput}, {"items", items}});
 }
 
 }  // namespace flashps::serve

@@ -43,4 +43,9 @@ struct BatchSummary {
 
 BatchSummary run_batch(Engine& engine, const BatchManifest& manifest, const BatchRunOptions& options);
 
+// The per-item results as JSON (`flashps batch --json`, the C API's json_report_path): done,
+// skipped, failed, cancelled, cache_hits, seconds, throughput and items [line, output, status,
+// error, cache_hit, seconds]. Written atomically; IoError naming the path.
+void write_batch_report(const BatchSummary& summary, const std::string& path);
+
 }  // namespace flashps::serve
