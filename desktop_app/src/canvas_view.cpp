@@ -91,7 +91,7 @@ QPointF CanvasView::widgetToImage(QPointF point) const { return (point - offset_
 QPointF CanvasView::imageToWidget(QPointF point) const { return point * scale_ + offset_; }
 
 void CanvasView::onImageChanged() {
-  const bool size_changed = image_.size() != QSize(document_.image().width, document_.image().height);
+  const bool size_changed = image_.size() != QSize(int(document_.image().width), int(document_.image().height));
   image_ = to_qimage(document_.image());
   staged_ = QImage();
   if (size_changed || fit_pending_) {
@@ -107,13 +107,13 @@ void CanvasView::onMaskChanged(const QRect& region) {
 }
 
 void CanvasView::rebuildOverlay(const QRect& region) {
-  const flashps::Image& mask = document_.mask();
+  const Image& mask = document_.mask();
   if (mask.empty()) {
     overlay_ = QImage();
   } else if (preview_) {
-    overlay_ = mask_overlay(flashps::edit::effective_mask(mask, preview_grow_, preview_feather_), overlay_colour_,
+    overlay_ = mask_overlay(flashps::sdk::mask::effective(mask, preview_grow_, preview_feather_), overlay_colour_,
                             overlay_opacity_);
-  } else if (region.isNull() || overlay_.size() != QSize(mask.width, mask.height)) {
+  } else if (region.isNull() || overlay_.size() != QSize(int(mask.width), int(mask.height))) {
     overlay_ = mask_overlay(mask, overlay_colour_, overlay_opacity_);
   } else {
     const QRect box = region.intersected(overlay_.rect());
@@ -121,7 +121,7 @@ void CanvasView::rebuildOverlay(const QRect& region) {
     for (int y = box.top(); y <= box.bottom(); ++y) {
       auto* row = reinterpret_cast<QRgb*>(overlay_.scanLine(y));
       for (int x = box.left(); x <= box.right(); ++x) {
-        const int alpha = (mask.at(x, y) * alpha_scale) >> 8;
+        const int alpha = (mask_at(mask, x, y) * alpha_scale) >> 8;
         row[x] = qRgba(overlay_colour_.red() * alpha / 255, overlay_colour_.green() * alpha / 255,
                        overlay_colour_.blue() * alpha / 255, alpha);
       }
@@ -244,7 +244,7 @@ void CanvasView::mouseReleaseEvent(QMouseEvent* event) {
     }
     case Drag::lasso: {
       lasso_ << point;
-      std::vector<flashps::edit::Point> polygon;
+      std::vector<flashps::sdk::Point> polygon;
       for (const QPointF& p : lasso_) polygon.push_back({p.x(), p.y()});
       document_.fillLasso(polygon, !subtract);
       lasso_.clear();

@@ -7,7 +7,7 @@
 #include <QPolygonF>
 #include <QWidget>
 
-#include "edit/mask_painting.h"
+#include <flashps/flashps.hpp>
 
 namespace flashps_paint {
 
@@ -24,7 +24,7 @@ class CanvasView : public QWidget {
   Tool tool() const { return tool_; }
   void setBrushSize(double diameter);
   void setBrushHardness(double hardness);
-  const flashps::edit::Brush& brush() const { return brush_; }
+  const flashps::sdk::Brush& brush() const { return brush_; }
 
   void setOverlay(const QColor& colour, double opacity);
   // Show the mask the pipeline will use (binarized, grown, feathered) instead of the painted one.
@@ -65,7 +65,7 @@ class CanvasView : public QWidget {
 
   Document& document_;
   Tool tool_ = Tool::brush;
-  flashps::edit::Brush brush_;
+  flashps::sdk::Brush brush_;
   QColor overlay_colour_{255, 40, 80};
   double overlay_opacity_ = 0.5;
   bool preview_ = false;

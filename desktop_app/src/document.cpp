@@ -1,56 +1,54 @@
 #include "document.h"
 
-#include "core/error.h"
-#include "core/mask_ops.h"
+#include <stdexcept>
+
 #include "mask_commands.h"
 
 namespace flashps_paint {
 
-using flashps::Image;
-using flashps::PixelBox;
+namespace mask = flashps::sdk::mask;
+using flashps::sdk::Rect;
 
-QRect to_qrect(const PixelBox& box) { return box.empty() ? QRect() : QRect(box.x, box.y, box.w, box.h); }
+QRect to_qrect(const Rect& box) { return box.empty() ? QRect() : QRect(box.x, box.y, box.width, box.height); }
 
 Document::Document(QObject* parent) : QObject(parent) {}
 
-void Document::open(const QString& path) {
-  setImage(flashps::to_rgb(flashps::read_image(path.toStdString())));
-}
+void Document::open(const QString& path) { setImage(to_rgb(Image::load(path.toStdString()))); }
 
 void Document::setImage(Image image) {
   stroke_.reset();
   image_ = std::move(image);
-  mask_ = Image(image_.width, image_.height, 1, 0);
+  mask_ = Image(image_.width, image_.height, 1);
   undo_.clear();
   Q_EMIT imageChanged();
-  Q_EMIT maskChanged(QRect(0, 0, image_.width, image_.height));
+  Q_EMIT maskChanged(QRect(0, 0, int(image_.width), int(image_.height)));
 }
 
-void Document::beginStroke(const flashps::edit::Brush& brush, double x, double y) {
+void Document::beginStroke(const flashps::sdk::Brush& brush, double x, double y) {
   if (empty()) return;
   stroke_start_ = mask_;
   stroke_name_ = brush.erase ? tr("Erase") : tr("Brush stroke");
-  stroke_ = std::make_unique<flashps::edit::MaskStroke>(mask_, brush);
-  Q_EMIT maskChanged(to_qrect(stroke_->begin(x, y)));
+  // The stroke paints mask_'s pixel buffer in place: mask_ keeps its size until endStroke().
+  stroke_ = std::make_unique<flashps::sdk::MaskStroke>(mask_, brush, x, y);
+  Q_EMIT maskChanged(to_qrect(stroke_->first_dab()));
 }
 
 void Document::strokeTo(double x, double y) {
   if (!stroke_) return;
-  const PixelBox touched = stroke_->extend(x, y);
+  const Rect touched = stroke_->extend(x, y);
   if (!touched.empty()) Q_EMIT maskChanged(to_qrect(touched));
 }
 
 void Document::endStroke() {
   if (!stroke_) return;
-  const PixelBox box = stroke_->changed();
+  const Rect box = stroke_->end();
   stroke_.reset();
   if (!box.empty()) pushMaskEdit(stroke_name_, box, stroke_start_);
   stroke_start_ = Image();
 }
 
-void Document::pushMaskEdit(const QString& name, const PixelBox& box, const Image& before_mask) {
-  undo_.push(new MaskEditCommand(*this, name, box, flashps::crop(before_mask, box.x, box.y, box.w, box.h),
-                                 flashps::crop(mask_, box.x, box.y, box.w, box.h)));
+void Document::pushMaskEdit(const QString& name, const Rect& box, const Image& before_mask) {
+  undo_.push(new MaskEditCommand(*this, name, box, crop(before_mask, box), crop(mask_, box)));
 }
 
 template <typename Edit>
@@ -58,39 +56,40 @@ void Document::editWholeMask(const QString& name, Edit edit) {
   if (empty()) return;
   const Image before = mask_;
   edit(mask_);
-  pushMaskEdit(name, {0, 0, mask_.width, mask_.height}, before);
-  Q_EMIT maskChanged(QRect(0, 0, mask_.width, mask_.height));
+  pushMaskEdit(name, {0, 0, int32_t(mask_.width), int32_t(mask_.height)}, before);
+  Q_EMIT maskChanged(QRect(0, 0, int(mask_.width), int(mask_.height)));
 }
 
 void Document::fillRectangle(const QRect& rect, bool add) {
   if (empty()) return;
   const Image before = mask_;
-  const PixelBox box = flashps::edit::fill_rectangle(mask_, {rect.x(), rect.y(), rect.width(), rect.height()},
-                                                      add ? 255 : 0);
+  const Rect box = mask::fill_rect(mask_, {rect.x(), rect.y(), rect.width(), rect.height()}, add ? 255 : 0);
   if (box.empty()) return;
   pushMaskEdit(add ? tr("Rectangle to mask") : tr("Rectangle from mask"), box, before);
   Q_EMIT maskChanged(to_qrect(box));
 }
 
-void Document::fillLasso(const std::vector<flashps::edit::Point>& polygon, bool add) {
+void Document::fillLasso(const std::vector<flashps::sdk::Point>& polygon, bool add) {
   if (empty()) return;
   const Image before = mask_;
-  const PixelBox box = flashps::edit::fill_polygon(mask_, polygon, add ? 255 : 0);
+  const Rect box = mask::fill_polygon(mask_, polygon, add ? 255 : 0);
   if (box.empty()) return;
   pushMaskEdit(add ? tr("Lasso to mask") : tr("Lasso from mask"), box, before);
   Q_EMIT maskChanged(to_qrect(box));
 }
 
-void Document::invertMask() { editWholeMask(tr("Invert mask"), flashps::edit::invert_mask); }
-void Document::clearMask() { editWholeMask(tr("Clear mask"), flashps::edit::clear_mask); }
-void Document::fillMask() { editWholeMask(tr("Fill mask"), flashps::edit::fill_mask); }
+void Document::invertMask() { editWholeMask(tr("Invert mask"), [](Image& m) { mask::invert(m); }); }
+void Document::clearMask() { editWholeMask(tr("Clear mask"), [](Image& m) { mask::clear(m); }); }
+void Document::fillMask() { editWholeMask(tr("Fill mask"), [](Image& m) { mask::fill(m); }); }
 
 void Document::loadMask(const QString& path) {
-  if (empty()) throw flashps::Error("open an image before loading a mask");
-  Image loaded = flashps::mask_values(flashps::read_image(path.toStdString()));
+  if (empty()) throw std::runtime_error("open an image before loading a mask");
+  // The SDK's rule for what an image means as a mask (luma x alpha).
+  Image loaded = mask::from_image(Image::load(path.toStdString()));
   if (loaded.width != mask_.width || loaded.height != mask_.height)
-    loaded = flashps::resize_nearest(loaded, mask_.width, mask_.height);
-  editWholeMask(tr("Load mask"), [&loaded](Image& mask) { mask = loaded; });
+    loaded = resize_mask_nearest(loaded, int(mask_.width), int(mask_.height));
+  // Copied into mask_'s buffer (same size), never a new buffer: a stroke may hold its pixels.
+  editWholeMask(tr("Load mask"), [&loaded](Image& m) { m.pixels.assign(loaded.pixels.begin(), loaded.pixels.end()); });
 }
 
 void Document::replaceImage(const Image& image, const QString& name) {
@@ -98,8 +97,8 @@ void Document::replaceImage(const Image& image, const QString& name) {
   undo_.push(new ReplaceImageCommand(*this, name, image_, image));
 }
 
-void Document::restoreMaskRegion(const PixelBox& box, const Image& pixels) {
-  flashps::paste(mask_, pixels, box.x, box.y);
+void Document::restoreMaskRegion(const Rect& box, const Image& pixels) {
+  paste(mask_, pixels, box.x, box.y);
   Q_EMIT maskChanged(to_qrect(box));
 }
 

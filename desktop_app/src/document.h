@@ -1,6 +1,6 @@
 // The edited document: the image, its mask layer (1 channel, 255 = regenerate) and one undo
-// stack for every mask edit and accepted variation. Mask edits go through flashps::edit so
-// other front ends paint the same pixels.
+// stack for every mask edit and accepted variation. Mask edits go through the SDK's public mask
+// functions (flashps::sdk::mask, MaskStroke) so other front ends paint the same pixels.
 #pragma once
 #include <QObject>
 #include <QRect>
@@ -8,8 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/image.h"
-#include "edit/mask_painting.h"
+#include <flashps/flashps.hpp>
+
+#include "image_convert.h"
 
 namespace flashps_paint {
 
@@ -19,34 +20,34 @@ class Document : public QObject {
   explicit Document(QObject* parent = nullptr);
 
   bool empty() const { return image_.empty(); }
-  const flashps::Image& image() const { return image_; }
-  const flashps::Image& mask() const { return mask_; }
+  const Image& image() const { return image_; }
+  const Image& mask() const { return mask_; }
   QUndoStack& undoStack() { return undo_; }
 
-  // A new image: empty mask, cleared history. Throws flashps::Error (with the SDK's message)
+  // A new image: empty mask, cleared history. Throws flashps::sdk::Error (with the SDK's message)
   // for unreadable files and leaves the document unchanged.
   void open(const QString& path);
-  void setImage(flashps::Image image);
+  void setImage(Image image);
 
   // A brush stroke: pixels change as it goes; endStroke() records one undo step.
-  void beginStroke(const flashps::edit::Brush& brush, double x, double y);
+  void beginStroke(const flashps::sdk::Brush& brush, double x, double y);
   void strokeTo(double x, double y);
   void endStroke();
   bool stroking() const { return stroke_ != nullptr; }
 
   void fillRectangle(const QRect& rect, bool add);
-  void fillLasso(const std::vector<flashps::edit::Point>& polygon, bool add);
+  void fillLasso(const std::vector<flashps::sdk::Point>& polygon, bool add);
   void invertMask();
   void clearMask();
   void fillMask();
   void loadMask(const QString& path);  // resized (nearest) to the image; one undo step
 
   // Accepting a variation: undoable.
-  void replaceImage(const flashps::Image& image, const QString& name);
+  void replaceImage(const Image& image, const QString& name);
 
   // For the undo commands.
-  void restoreMaskRegion(const flashps::PixelBox& box, const flashps::Image& pixels);
-  void setImagePixels(const flashps::Image& image);
+  void restoreMaskRegion(const flashps::sdk::Rect& box, const Image& pixels);
+  void setImagePixels(const Image& image);
 
  Q_SIGNALS:
   void imageChanged();
@@ -56,15 +57,15 @@ class Document : public QObject {
   // Applies `edit` to the whole mask as one undo step named `name`.
   template <typename Edit>
   void editWholeMask(const QString& name, Edit edit);
-  void pushMaskEdit(const QString& name, const flashps::PixelBox& box, const flashps::Image& before_mask);
+  void pushMaskEdit(const QString& name, const flashps::sdk::Rect& box, const Image& before_mask);
 
-  flashps::Image image_, mask_;
+  Image image_, mask_;
   QUndoStack undo_;
-  std::unique_ptr<flashps::edit::MaskStroke> stroke_;
-  flashps::Image stroke_start_;  // the mask before the stroke, for its undo step
+  std::unique_ptr<flashps::sdk::MaskStroke> stroke_;
+  Image stroke_start_;  // the mask before the stroke, for its undo step
   QString stroke_name_;
 };
 
-QRect to_qrect(const flashps::PixelBox& box);
+QRect to_qrect(const flashps::sdk::Rect& box);
 
 }  // namespace flashps_paint

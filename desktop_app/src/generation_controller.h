@@ -1,35 +1,29 @@
-// Runs generations off the UI thread: loads the chosen model, submits the variations to the
-// SDK's serving Engine (which batches them step by step), and marshals its progress events and
-// results to the UI thread as queued signals. After a full run of a Flux model it captures the
-// template, so later edits of the same image compute only the masked tokens ("hit").
+// Runs model loading and generations off the UI thread, one job at a time on one worker thread:
+// opens the chosen model as the SDK's serving Engine (flashps::sdk::Engine, which batches the
+// variations step by step), submits the variations, and marshals the engine's progress events and
+// results to the UI thread as queued signals. After a full run it registers the image as a
+// template on the engine, so later edits of the same image compute only the masked tokens.
 #pragma once
 #include <QImage>
 #include <QObject>
 #include <QString>
 #include <QStringList>
 #include <atomic>
-#include <memory>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
-#include "core/image.h"
+#include <flashps/flashps.hpp>
 
-namespace flashps {
-struct EditResult;
-class StepwisePipeline;
-class FluxInpaintPipeline;
-class SDInpaintPipeline;
-namespace serve {
-class Engine;
-class EditHandle;
-}  // namespace serve
-}  // namespace flashps
+#include "image_convert.h"
 
 namespace flashps_paint {
 
 struct GenerationSettings {
-  QString model_dir;  // empty: the bundled default model
+  QString model_dir;  // empty: the SDK's default model (flashps::sdk::default_model_dir())
   QString prompt, negative_prompt;  // used by models that take text (Stable Diffusion folders)
   quint64 seed = 1;
   bool random_seed = false;
@@ -47,20 +41,27 @@ struct Variation {
   QString summary;  // e.g. "seed 3 · kv cache hit · 0.41 s"
 };
 
+// What the panel shows about a loaded model.
+struct ModelSummary {
+  QString option;      // the model setting it was loaded for ("" = the default model)
+  QString directory;   // the folder it came from
+  bool takes_text = false;
+  QString description;  // e.g. "flashps-fill-small · Flux · 256 px · 1 step by default"
+};
+
 class GenerationController : public QObject {
   Q_OBJECT
  public:
   explicit GenerationController(QObject* parent = nullptr);
   ~GenerationController() override;  // cancels what runs and joins the worker
 
-  // The folder `option` names, or the bundled model's.
-  static QString resolveModelDir(const QString& option);
-  // Stable Diffusion folders encode prompts; Flux-style ones (the bundled model) do not.
-  static bool modelTakesText(const QString& model_dir);
-
   bool busy() const { return busy_; }
+  // Loads the model `model_option` names (empty: the default model) in the background, so the
+  // panel learns whether it takes text and the first generation starts at once; modelReady or
+  // modelFailed report the outcome. A generation loads its model itself when needed.
+  void prepareModel(const QString& model_option);
   // Starts a generation; returns at once. Ignored while busy.
-  void generate(const flashps::Image& image, const flashps::Image& mask, const GenerationSettings& settings);
+  void generate(const Image& image, const Image& mask, const GenerationSettings& settings);
   void cancel();
 
  Q_SIGNALS:
@@ -72,43 +73,49 @@ class GenerationController : public QObject {
   void finished(bool cancelled);
   void failed(const QString& message);
   void notice(const QString& message);
+  void modelReady(const flashps_paint::ModelSummary& model);
+  void modelFailed(const QString& model_option, const QString& message);
 
  private:
   struct Job {
     int id = 0;
-    flashps::Image image, mask;
+    Image image, mask;
     GenerationSettings settings;
   };
+  void enqueue(std::function<void()> task);
+  void workerLoop();
   // On the worker thread.
   void run(const Job& job);
-  void loadModel(const Job& job);
-  std::vector<flashps::serve::EditHandle> submitVariations(const Job& job);
-  void reportVariation(const Job& job, int index, const flashps::EditResult& result, const std::string& key);
-  void captureTemplate(const Job& job, const std::string& image_key);
+  // Opens the engine for `model_option` unless it is the one loaded; `job_id` 0: a preparation.
+  void loadModel(const QString& model_option, int job_id);
+  flashps::sdk::EditOptions editOptions(const Job& job, int variation) const;
+  std::vector<flashps::sdk::Request> submitVariations(const Job& job);
+  void reportVariation(const Job& job, int index, const flashps::sdk::EditResult& result);
+  void captureTemplate(const Job& job);
   void finish(int job_id, bool cancelled, const QString& error);
-  // Runs `call` on the UI thread unless a newer job started meanwhile.
+  // Runs `call` on the UI thread unless a newer job started meanwhile (job_id 0: always).
   template <typename Call>
   void post(int job_id, Call call);
 
-  std::thread worker_;
   bool busy_ = false;
-  int job_id_ = 0;                 // UI thread
-  std::atomic<int> current_job_{0};
-  std::atomic<bool> cancel_requested_{false};
-  std::mutex handles_mutex_;
-  std::vector<flashps::serve::EditHandle> handles_;
+  int job_id_ = 0;  // UI thread
+  std::atomic<bool> cancel_requested_{false}, shutting_down_{false};
+  std::mutex requests_mutex_;
+  std::vector<flashps::sdk::Request> requests_;
+
+  std::thread worker_;
+  std::mutex queue_mutex_;
+  std::condition_variable queue_changed_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_worker_ = false;
 
   // Worker-thread state (one job at a time).
-  QString loaded_model_dir_;
-  std::shared_ptr<flashps::StepwisePipeline> pipeline_;
-  std::shared_ptr<flashps::FluxInpaintPipeline> flux_;  // the same pipeline when it is Flux
-  std::shared_ptr<flashps::SDInpaintPipeline> sd_;      // or when it is Stable Diffusion
-  std::unique_ptr<flashps::serve::Engine> engine_;
-  // The last full run's seconds and what it ran on (image, steps, strength): "edit vs full run".
-  double full_run_seconds_ = 0;
-  std::string full_run_key_;
+  QString loaded_option_;
+  flashps::sdk::Engine engine_;
+  flashps::sdk::ModelInfo model_;
 };
 
 }  // namespace flashps_paint
 
 Q_DECLARE_METATYPE(flashps_paint::Variation)
+Q_DECLARE_METATYPE(flashps_paint::ModelSummary)

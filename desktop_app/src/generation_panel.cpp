@@ -28,13 +28,16 @@ GenerationPanel::GenerationPanel(QWidget* parent) : QWidget(parent) {
   auto* model_box = new QGroupBox(tr("Model"));
   auto* model_layout = new QHBoxLayout(model_box);
   model_ = new QLineEdit;
-  model_->setPlaceholderText(tr("bundled: flashps-fill-small"));
+  model_->setPlaceholderText(tr("default: the bundled flashps-fill-small"));
   auto* browse = new QPushButton(tr("Folder…"));
   auto* bundled = new QPushButton(tr("Bundled"));
   model_layout->addWidget(model_, 1);
   model_layout->addWidget(browse);
   model_layout->addWidget(bundled);
   layout->addWidget(model_box);
+  model_status_ = new QLabel;
+  model_status_->setWordWrap(true);
+  layout->addWidget(model_status_);
   connect(browse, &QPushButton::clicked, this, &GenerationPanel::chooseModelFolder);
   connect(bundled, &QPushButton::clicked, this, [this] {
     model_->clear();
@@ -211,9 +214,30 @@ void GenerationPanel::setCacheStatus(const QString& status) { cache_status_->set
 void GenerationPanel::setTiming(const QString& text) { timing_->setText(text); }
 
 void GenerationPanel::updateModelText() {
-  const bool takes_text = GenerationController::modelTakesText(model_->text().trimmed());
-  prompts_->setVisible(takes_text);
-  no_text_note_->setVisible(!takes_text);
+  const QString option = model_->text().trimmed();
+  if (model_described_ && option == described_option_) return;
+  // Until the model is loaded, whether it takes text is unknown: prompts stay hidden.
+  model_described_ = false;
+  prompts_->setVisible(false);
+  no_text_note_->setVisible(false);
+  model_status_->setText(tr("Loading the model…"));
+  Q_EMIT modelChanged(option);
+}
+
+void GenerationPanel::setModel(const ModelSummary& model) {
+  if (model.option != model_->text().trimmed()) return;  // a model chosen before this one
+  model_described_ = true;
+  described_option_ = model.option;
+  prompts_->setVisible(model.takes_text);
+  no_text_note_->setVisible(!model.takes_text);
+  model_status_->setText(model.description);
+  model_status_->setToolTip(model.directory);
+}
+
+void GenerationPanel::setModelFailed(const QString& model_option, const QString& message) {
+  if (model_option != model_->text().trimmed()) return;
+  model_described_ = false;
+  model_status_->setText(tr("Cannot load this model: %1").arg(message));
 }
 
 void GenerationPanel::chooseModelFolder() {

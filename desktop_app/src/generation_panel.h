@@ -37,6 +37,9 @@ class GenerationPanel : public QWidget {
   void setProgress(int done, int total, double seconds_per_step, const QString& stage);
   void setCacheStatus(const QString& status);
   void setTiming(const QString& text);
+  // What the controller learnt about the model; ignored unless it is the model chosen now.
+  void setModel(const ModelSummary& model);
+  void setModelFailed(const QString& model_option, const QString& message);
 
   QPushButton* generateButton() const { return generate_; }
   QPushButton* cancelButton() const { return cancel_; }
@@ -44,12 +47,15 @@ class GenerationPanel : public QWidget {
   QLabel* cacheStatusLabel() const { return cache_status_; }
   QGroupBox* promptBox() const { return prompts_; }
   QLabel* noTextNote() const { return no_text_note_; }
+  QLabel* modelStatusLabel() const { return model_status_; }
 
  Q_SIGNALS:
   void generateRequested();
   void cancelRequested();
   void maskPreviewChanged(bool enabled, int grow_pixels, int feather_pixels);
   void overlayChanged(const QColor& colour, double opacity);
+  // The model setting changed ("" = the default model): the controller loads it to describe it.
+  void modelChanged(const QString& model_option);
 
  private:
   void updateModelText();
@@ -58,6 +64,9 @@ class GenerationPanel : public QWidget {
   void emitMaskPreview();
 
   QLineEdit* model_ = nullptr;
+  QLabel* model_status_ = nullptr;
+  bool model_described_ = false;  // model_status_ and the prompts describe described_option_
+  QString described_option_;
   QGroupBox* prompts_ = nullptr;
   QLabel* no_text_note_ = nullptr;
   QPlainTextEdit* prompt_ = nullptr;

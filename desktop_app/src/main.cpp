@@ -1,15 +1,17 @@
 // flashps-paint: paint a mask over an image and regenerate it with FlashPS.
 //   flashps-paint [IMAGE]
 #include <QApplication>
+#include <flashps/flashps.hpp>
 
-#include "core/runtime.h"
 #include "main_window.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("FlashPS");
   QApplication::setApplicationName("flashps-paint");
-  flashps::init_runtime();  // LibTorch threads (FLASHPS_THREADS) and allocator, before any model
+  // Process-wide SDK settings before any model: threads from FLASHPS_THREADS (else all cores),
+  // malloc keeping freed memory (LibTorch on CPUs is much faster so).
+  flashps::sdk::init();
   flashps_paint::MainWindow window;
   window.show();
   const QStringList arguments = QApplication::arguments();

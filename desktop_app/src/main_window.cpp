@@ -17,7 +17,6 @@
 #include <QVBoxLayout>
 
 #include "canvas_view.h"
-#include "core/error.h"
 #include "document.h"
 #include "generation_controller.h"
 #include "generation_panel.h"
@@ -177,6 +176,9 @@ void MainWindow::connectParts() {
   connect(panel_, &GenerationPanel::cancelRequested, controller_, &GenerationController::cancel);
   connect(panel_, &GenerationPanel::maskPreviewChanged, canvas_, &CanvasView::setMaskPreview);
   connect(panel_, &GenerationPanel::overlayChanged, canvas_, &CanvasView::setOverlay);
+  connect(panel_, &GenerationPanel::modelChanged, controller_, &GenerationController::prepareModel);
+  connect(controller_, &GenerationController::modelReady, panel_, &GenerationPanel::setModel);
+  connect(controller_, &GenerationController::modelFailed, panel_, &GenerationPanel::setModelFailed);
 
   connect(controller_, &GenerationController::busyChanged, panel_, &GenerationPanel::setBusy);
   connect(controller_, &GenerationController::progressChanged, panel_, &GenerationPanel::setProgress);
@@ -214,7 +216,7 @@ bool MainWindow::openImage(const QString& path) {
 
 void MainWindow::generate() {
   if (document_->empty()) return showError(tr("Nothing to edit"), tr("Open an image first."));
-  if (flashps::mask_bounding_box(document_->mask()).empty())
+  if (flashps::sdk::mask::bounds(document_->mask()).empty())
     return showError(tr("Nothing to regenerate"), tr("Paint a mask over the region to regenerate first."));
   controller_->generate(document_->image(), document_->mask(), panel_->settings());
 }
@@ -233,7 +235,7 @@ void MainWindow::saveImage() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Save image"), last_folder_, tr("Images (*.png *.jpg)"));
   if (path.isEmpty()) return;
   try {
-    flashps::write_image(path.toStdString(), document_->image());
+    document_->image().save(path.toStdString());
   } catch (const std::exception& error) {
     showError(tr("Cannot save the image"), QString::fromUtf8(error.what()));
   }
@@ -244,7 +246,7 @@ void MainWindow::saveMask() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Save mask"), last_folder_, tr("PNG (*.png)"));
   if (path.isEmpty()) return;
   try {
-    flashps::write_image(path.toStdString(), document_->mask());
+    document_->mask().save(path.toStdString());
   } catch (const std::exception& error) {
     showError(tr("Cannot save the mask"), QString::fromUtf8(error.what()));
   }

@@ -4,8 +4,8 @@
 
 namespace flashps_paint {
 
-MaskEditCommand::MaskEditCommand(Document& document, const QString& name, flashps::PixelBox box,
-                                 flashps::Image before, flashps::Image after)
+MaskEditCommand::MaskEditCommand(Document& document, const QString& name, flashps::sdk::Rect box,
+                                 Image before, Image after)
     : QUndoCommand(name), document_(document), box_(box), before_(std::move(before)), after_(std::move(after)) {}
 
 void MaskEditCommand::undo() { document_.restoreMaskRegion(box_, before_); }
@@ -18,8 +18,8 @@ void MaskEditCommand::redo() {
   document_.restoreMaskRegion(box_, after_);
 }
 
-ReplaceImageCommand::ReplaceImageCommand(Document& document, const QString& name, flashps::Image before,
-                                         flashps::Image after)
+ReplaceImageCommand::ReplaceImageCommand(Document& document, const QString& name, Image before,
+                                         Image after)
     : QUndoCommand(name), document_(document), before_(std::move(before)), after_(std::move(after)) {}
 
 void ReplaceImageCommand::undo() { document_.setImagePixels(before_); }

@@ -4,8 +4,7 @@
 #pragma once
 #include <QUndoCommand>
 
-#include "core/image.h"
-#include "core/mask_ops.h"
+#include "image_convert.h"
 
 namespace flashps_paint {
 
@@ -14,27 +13,27 @@ class Document;
 class MaskEditCommand : public QUndoCommand {
  public:
   // `before` and `after` are crops of the mask at `box`; the edit is already applied.
-  MaskEditCommand(Document& document, const QString& name, flashps::PixelBox box, flashps::Image before,
-                  flashps::Image after);
+  MaskEditCommand(Document& document, const QString& name, flashps::sdk::Rect box, Image before,
+                  Image after);
   void undo() override;
   void redo() override;
 
  private:
   Document& document_;
-  flashps::PixelBox box_;
-  flashps::Image before_, after_;
+  flashps::sdk::Rect box_;
+  Image before_, after_;
   bool applied_ = true;  // skip the redo() QUndoStack::push calls
 };
 
 class ReplaceImageCommand : public QUndoCommand {
  public:
-  ReplaceImageCommand(Document& document, const QString& name, flashps::Image before, flashps::Image after);
+  ReplaceImageCommand(Document& document, const QString& name, Image before, Image after);
   void undo() override;
   void redo() override;
 
  private:
   Document& document_;
-  flashps::Image before_, after_;
+  Image before_, after_;
 };
 
 }  // namespace flashps_paint

@@ -13,9 +13,8 @@
 #include <QTimer>
 #include <QtTest>
 
-#include "core/image.h"
-#include "core/mask_ops.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include <flashps/flashps.hpp>
+
 #include "document.h"
 #include "generation_controller.h"
 #include "generation_panel.h"
@@ -75,8 +74,8 @@ class GenerationTest : public QObject {
     window_->show();
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
     // The model's native size, so each step is short.
-    const flashps::Image photo = flashps::read_image(FLASHPS_SOURCE_DIR "/samples/images/fig.jpg");
-    window_->document().setImage(flashps::resize_bilinear(photo, 256, 256));
+    const QImage photo = to_qimage(Image::load(FLASHPS_SOURCE_DIR "/samples/images/fig.jpg"));
+    window_->document().setImage(from_qimage(photo.scaled(256, 256, Qt::IgnoreAspectRatio, Qt::SmoothTransformation)));
     window_->document().fillRectangle(QRect(96, 96, 64, 64), true);
   }
 
@@ -84,9 +83,9 @@ class GenerationTest : public QObject {
 
   void generationFillsTheStagingStripWithoutBlockingTheUi() {
     configure(/*steps=*/4, /*variations=*/2, /*capture=*/true);
-    // The bundled model takes no text: prompts hidden, a note instead.
+    // The bundled model takes no text: once the panel has it described, prompts hidden and a note instead.
+    QTRY_VERIFY_WITH_TIMEOUT(window_->panel().noTextNote()->isVisibleTo(&window_->panel()), 60000);
     QVERIFY(!window_->panel().promptBox()->isVisibleTo(&window_->panel()));
-    QVERIFY(window_->panel().noTextNote()->isVisibleTo(&window_->panel()));
     QSignalSpy finished(&window_->controller(), &GenerationController::finished);
     QSignalSpy progress(&window_->controller(), &GenerationController::progressChanged);
     EventLoopLatency latency;
@@ -126,7 +125,7 @@ class GenerationTest : public QObject {
   }
 
   void acceptAppliesTheVariationWithUndo() {
-    const flashps::Image before = window_->document().image();
+    const Image before = window_->document().image();
     const QImage chosen = window_->strip().current()->image;
     QTest::mouseClick(window_->strip().acceptButton(), Qt::LeftButton);
     QCOMPARE(window_->strip().count(), 0);
@@ -181,8 +180,7 @@ class GenerationTest : public QObject {
     QVERIFY2(window_->lastError().isEmpty(), qPrintable(window_->lastError()));
     // The bundled model recommends one step (its model_index.json); the engine reports it.
     const int recommended =
-        flashps::FluxInpaintPipeline::load(FLASHPS_SOURCE_DIR "/samples/models/flashps-fill-small", at::kFloat)
-            ->recommended_steps();
+        flashps::sdk::Editor::open(FLASHPS_SOURCE_DIR "/samples/models/flashps-fill-small").info().default_steps;
     int last_total = -1;
     for (const QList<QVariant>& event : progress)
       if (event.at(1).toInt() > 0) last_total = event.at(1).toInt();
@@ -201,6 +199,9 @@ class GenerationTest : public QObject {
     QVERIFY(finished.wait(60000));
     QCOMPARE(errors.count(), 1);
     QVERIFY2(window_->lastError().contains("/nonexistent/model-folder"), qPrintable(window_->lastError()));
+    // Choosing the folder already tried to load it: the panel says why it cannot (no second dialog).
+    QTRY_VERIFY2(window_->panel().modelStatusLabel()->text().contains("/nonexistent/model-folder"),
+                 qPrintable(window_->panel().modelStatusLabel()->text()));
     QVERIFY(!window_->controller().busy());
     QVERIFY(window_->panel().generateButton()->isEnabled());
   }

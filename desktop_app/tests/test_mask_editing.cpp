@@ -1,4 +1,5 @@
-// Mask editing through the real widgets: strokes set the pixels flashps::edit computes for the
+// Mask editing through the real widgets: strokes set the pixels the SDK's public mask painting
+// (flashps::sdk::MaskStroke, mask::fill_polygon) computes for the
 // brush's size and hardness, undo/redo restore exact masks, invert/clear/fill, lasso and
 // rectangle to mask, bad files end in an error message, settings persist.
 #include <QSettings>
@@ -6,31 +7,32 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <flashps/flashps.hpp>
 
 #include "app_settings.h"
 #include "canvas_view.h"
-#include "core/mask_ops.h"
 #include "document.h"
-#include "edit/mask_painting.h"
 #include "generation_panel.h"
+#include "image_convert.h"
 #include "main_window.h"
 
 using namespace flashps_paint;
 
 namespace {
 
-flashps::Image test_image(int width, int height) {
-  flashps::Image image(width, height, 3);
+Image test_image(int width, int height) {
+  Image image(width, height, 3);
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x) {
-      image.at(x, y, 0) = uint8_t(x);
-      image.at(x, y, 1) = uint8_t(y);
-      image.at(x, y, 2) = 90;
+      uint8_t* pixel = &image.pixels[(size_t(y) * width + x) * 3];
+      pixel[0] = uint8_t(x);
+      pixel[1] = uint8_t(y);
+      pixel[2] = 90;
     }
   return image;
 }
 
-int count_set(const flashps::Image& mask) {
+int count_set(const Image& mask) {
   int count = 0;
   for (uint8_t value : mask.pixels) count += value >= 128;
   return count;
@@ -51,8 +53,8 @@ class MaskEditingTest : public QObject {
 
   // Drags over the canvas through the given image points; returns the image points the canvas
   // actually received (widget coordinates are whole pixels).
-  std::vector<flashps::edit::Point> drag(const std::vector<QPointF>& path, Qt::KeyboardModifiers modifiers = {}) {
-    std::vector<flashps::edit::Point> received;
+  std::vector<flashps::sdk::Point> drag(const std::vector<QPointF>& path, Qt::KeyboardModifiers modifiers = {}) {
+    std::vector<flashps::sdk::Point> received;
     for (size_t i = 0; i < path.size(); ++i) {
       const QPoint point = widgetPoint(path[i].x(), path[i].y());
       const QPointF image = imagePoint(point);
@@ -96,17 +98,16 @@ class MaskEditingTest : public QObject {
       canvas()->setBrushHardness(hardness);
       const auto received = drag({{40, 60}, {80, 62}, {120, 75}});
       // The same stroke painted by the SDK directly: identical pixels.
-      flashps::Image expected(200, 150, 1);
-      flashps::edit::MaskStroke stroke(expected, canvas()->brush());
-      stroke.begin(received[0].x, received[0].y);
+      Image expected(200, 150, 1);
+      flashps::sdk::MaskStroke stroke(expected, canvas()->brush(), received[0].x, received[0].y);
       for (size_t i = 1; i < received.size(); ++i) stroke.extend(received[i].x, received[i].y);
       QVERIFY(document()->mask().pixels == expected.pixels);
       // Size: full strength on the path, nothing beyond the radius.
       // (A soft brush is full only at its exact centre, which falls between pixel centres.)
-      QVERIFY(document()->mask().at(int(received[0].x), int(received[0].y)) >= (hardness == 1.0 ? 255 : 245));
-      QCOMPARE(int(document()->mask().at(int(received[0].x), int(received[0].y) + 12)), 0);
+      QVERIFY(mask_at(document()->mask(), int(received[0].x), int(received[0].y)) >= (hardness == 1.0 ? 255 : 245));
+      QCOMPARE(int(mask_at(document()->mask(), int(received[0].x), int(received[0].y) + 12)), 0);
       // Hardness: 7 px from the path (70% of the radius) is full with a hard brush, partial with a soft one.
-      const int at_seven = document()->mask().at(int(received[0].x) - 7, int(received[0].y));
+      const int at_seven = mask_at(document()->mask(), int(received[0].x) - 7, int(received[0].y));
       if (hardness == 1.0) QCOMPARE(at_seven, 255);
       else QVERIFY2(at_seven > 0 && at_seven < 128, qPrintable(QString::number(at_seven)));
     }
@@ -122,7 +123,7 @@ class MaskEditingTest : public QObject {
     QTest::keyClick(canvas(), Qt::Key_BracketLeft);
     QVERIFY(canvas()->brush().diameter < 20);
     canvas()->setBrushSize(20);
-    const flashps::Image before = document()->mask();
+    const Image before = document()->mask();
     drag({{50, 50}, {60, 50}}, Qt::AltModifier);  // 10 image px = 20 screen px at 200%
     QVERIFY2(canvas()->brush().diameter > 30, qPrintable(QString::number(canvas()->brush().diameter)));
     QVERIFY(document()->mask().pixels == before.pixels);  // resizing does not paint
@@ -134,12 +135,12 @@ class MaskEditingTest : public QObject {
     canvas()->setBrushSize(10);
     canvas()->setBrushHardness(1.0);
     drag({{100, 75}, {101, 75}});
-    QCOMPARE(int(document()->mask().at(100, 75)), 0);
-    QCOMPARE(int(document()->mask().at(10, 10)), 255);
+    QCOMPARE(int(mask_at(document()->mask(), 100, 75)), 0);
+    QCOMPARE(int(mask_at(document()->mask(), 10, 10)), 255);
   }
 
   void undoRedoRestoreExactMasks() {
-    std::vector<flashps::Image> states{document()->mask()};
+    std::vector<Image> states{document()->mask()};
     canvas()->setTool(Tool::brush);
     canvas()->setBrushHardness(0.3);
     drag({{30, 30}, {90, 40}});
@@ -169,8 +170,8 @@ class MaskEditingTest : public QObject {
     QCOMPARE(count_set(document()->mask()), 100 * 150);
     document()->invertMask();
     QCOMPARE(count_set(document()->mask()), 100 * 150);
-    QCOMPARE(int(document()->mask().at(0, 0)), 0);
-    QCOMPARE(int(document()->mask().at(199, 0)), 255);
+    QCOMPARE(int(mask_at(document()->mask(), 0, 0)), 0);
+    QCOMPARE(int(mask_at(document()->mask(), 199, 0)), 255);
     document()->clearMask();
     QCOMPARE(count_set(document()->mask()), 0);
     document()->fillMask();
@@ -180,15 +181,15 @@ class MaskEditingTest : public QObject {
   void lassoAndRectangleToMask() {
     canvas()->setTool(Tool::lasso);
     const auto polygon = drag({{20, 20}, {120, 30}, {140, 120}, {40, 110}});
-    flashps::Image expected(200, 150, 1);
-    flashps::edit::fill_polygon(expected, polygon, 255);
+    Image expected(200, 150, 1);
+    flashps::sdk::mask::fill_polygon(expected, polygon, 255);
     QVERIFY(count_set(expected) > 5000);
     QVERIFY(document()->mask().pixels == expected.pixels);
     // Alt on release subtracts.
     canvas()->setTool(Tool::rectangle);
     drag({{60, 50}, {80, 70}}, Qt::AltModifier);
-    QCOMPARE(int(document()->mask().at(70, 60)), 0);
-    QCOMPARE(int(document()->mask().at(100, 60)), 255);
+    QCOMPARE(int(mask_at(document()->mask(), 70, 60)), 0);
+    QCOMPARE(int(mask_at(document()->mask(), 100, 60)), 255);
   }
 
   void zoomAndPanKeepTheImageUnderThePointer() {

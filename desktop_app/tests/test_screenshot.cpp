@@ -9,7 +9,6 @@
 #include <QtTest>
 
 #include "canvas_view.h"
-#include "core/image.h"
 #include "document.h"
 #include "generation_controller.h"
 #include "generation_panel.h"
@@ -58,7 +57,7 @@ class ScreenshotTest : public QObject {
     QVERIFY2(window.lastError().isEmpty(), qPrintable(window.lastError()));
     QCOMPARE(window.strip().count(), 3);
     // A second edit of the same image replays the captured template: the panel shows the hit
-    // and its time next to the full run's.
+    // and the edit's time.
     window.generate();
     QVERIFY(finished.wait(240000));
     QVERIFY2(window.lastError().isEmpty(), qPrintable(window.lastError()));

@@ -12,7 +12,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/json_file.h"
 #include "document.h"
 #include "generation_controller.h"
 #include "generation_panel.h"
@@ -23,6 +22,12 @@ using namespace flashps_paint;
 namespace fs = std::filesystem;
 
 namespace {
+
+void write_json(const fs::path& path, const nlohmann::json& value) {
+  std::ofstream out(path);
+  out << value.dump(2) << '\n';
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
 
 fs::path fixtures_root() {
   if (const char* env = std::getenv("FLASHPS_FIXTURES_DIR")) return env;
@@ -51,7 +56,7 @@ void write_tiny_tokenizer(const fs::path& dir) {
   }
   vocab["<|startoftext|>"] = 998;
   vocab["<|endoftext|>"] = 999;
-  flashps::write_json_file((dir / "vocab.json").string(), vocab);
+  write_json(dir / "vocab.json", vocab);
   std::ofstream(dir / "merges.txt") << "#version: 0.2\n";
 }
 
@@ -61,11 +66,11 @@ void write_tiny_sd_folder(const fs::path& fixtures, const fs::path& root) {
   copy_weights(fixtures / "clip_text_tiny", root / "text_encoder");
   write_tiny_tokenizer(root / "tokenizer");
   fs::create_directories(root / "scheduler");
-  flashps::write_json_file((root / "scheduler" / "scheduler_config.json").string(),
+  write_json(root / "scheduler" / "scheduler_config.json",
                            {{"_class_name", "PNDMScheduler"}, {"beta_start", 0.00085}, {"beta_end", 0.012},
                             {"beta_schedule", "scaled_linear"}, {"num_train_timesteps", 1000},
                             {"skip_prk_steps", true}, {"set_alpha_to_one", false}, {"steps_offset", 1}});
-  flashps::write_json_file((root / "model_index.json").string(),
+  write_json(root / "model_index.json",
                            {{"_class_name", "StableDiffusionInpaintPipeline"},
                             {"unet", {"diffusers", "UNet2DConditionModel"}},
                             {"vae", {"diffusers", "AutoencoderKL"}},
@@ -99,15 +104,24 @@ class StableDiffusionTest : public QObject {
     settings.variations = 1;
     settings.prompt = "a red apple";
     settings.model_dir = QString::fromStdString(folder.string());
+    // The controller loads the chosen folder and reports a model that takes text: prompts shown.
+    QSignalSpy models(&window.controller(), &GenerationController::modelReady);
     window.panel().setSettings(settings);
-    QVERIFY(window.panel().promptBox()->isVisibleTo(&window.panel()));
+    QTRY_VERIFY_WITH_TIMEOUT(window.panel().promptBox()->isVisibleTo(&window.panel()), 60000);
     QVERIFY(!window.panel().noTextNote()->isVisibleTo(&window.panel()));
-    QVERIFY(GenerationController::modelTakesText(settings.model_dir));
-    QVERIFY(!GenerationController::modelTakesText(QString()));  // the bundled model takes no text
+    bool sd_described = false;
+    for (const QList<QVariant>& event : models) {
+      const auto model = event.at(0).value<ModelSummary>();
+      if (model.option == settings.model_dir) sd_described = model.takes_text;
+    }
+    QVERIFY(sd_described);
 
-    flashps::Image image(40, 36, 3);
+    Image image(40, 36, 3);
     for (int y = 0; y < 36; ++y)
-      for (int x = 0; x < 40; ++x) image.at(x, y, 0) = uint8_t(6 * x), image.at(x, y, 1) = uint8_t(7 * y);
+      for (int x = 0; x < 40; ++x) {
+        image.pixels[(size_t(y) * 40 + x) * 3] = uint8_t(6 * x);
+        image.pixels[(size_t(y) * 40 + x) * 3 + 1] = uint8_t(7 * y);
+      }
     window.document().setImage(image);
     window.document().fillRectangle(QRect(8, 8, 16, 16), true);
     QSignalSpy finished(&window.controller(), &GenerationController::finished);
