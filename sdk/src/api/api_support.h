@@ -19,6 +19,9 @@ namespace flashps::api {
 // error on success.
 flashps_status guarded(const std::function<void()>& body);
 
+// The calling thread's last error message ("" after a successful call): flashps_last_error().
+const char* last_error();
+
 // Records `message` (prefixed by `function`: "flashps_edit: ...") and returns `status`.
 flashps_status fail(flashps_status status, const char* function, const std::string& message);
 inline flashps_status invalid(const char* function, const std::string& message) {
