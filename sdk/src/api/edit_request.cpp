@@ -6,6 +6,7 @@
 
 #include "api/api_support.h"
 #include "core/error.h"
+#include "core/image.h"
 
 namespace flashps::api {
 namespace {
@@ -34,9 +35,14 @@ EditRequest to_request(const flashps_edit_params& params) {
   require(params.strength > 0 && params.strength <= 1, "strength", std::to_string(params.strength), "in (0, 1]");
   require(std::isfinite(params.guidance_scale), "guidance_scale", std::to_string(params.guidance_scale),
           "a finite number (< 0: the model's default)");
-  require(params.mask_grow_pixels >= 0, "mask_grow_pixels", std::to_string(params.mask_grow_pixels), ">= 0");
-  require(params.mask_feather_pixels >= 0, "mask_feather_pixels", std::to_string(params.mask_feather_pixels), ">= 0");
-  require(params.token_dilation >= 0, "token_dilation", std::to_string(params.token_dilation), ">= 0");
+  // Upper bounds: no image is larger (kMaxImageSide pixels, a sixteenth of that in tokens), and a
+  // huge value would only make the mask operations slow.
+  require(params.mask_grow_pixels >= 0 && params.mask_grow_pixels <= kMaxImageSide, "mask_grow_pixels",
+          std::to_string(params.mask_grow_pixels), "0 to 16384");
+  require(params.mask_feather_pixels >= 0 && params.mask_feather_pixels <= kMaxImageSide, "mask_feather_pixels",
+          std::to_string(params.mask_feather_pixels), "0 to 16384");
+  require(params.token_dilation >= 0 && params.token_dilation <= kMaxImageSide / 16, "token_dilation",
+          std::to_string(params.token_dilation), "0 to 1024");
   require(params.texture_transfer >= -1 && params.texture_transfer <= 1, "texture_transfer",
           std::to_string(params.texture_transfer), "-1 (the model's choice), 0 (off) or 1 (on)");
   request.seed = params.seed;

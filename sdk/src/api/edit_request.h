@@ -12,12 +12,12 @@ namespace flashps::api {
 
 // Validates every field of `params` (already read with read_params, so struct_size is ours) and
 // converts it: steps 0..1000 (0: the model's recommendation), strength in (0, 1], guidance_scale
-// finite (< 0: the model's default), mask_grow_pixels / mask_feather_pixels / token_dilation
-// >= 0, cache_mode one of flashps_cache_mode, texture_transfer -1/0/1, context_size any
-// (0 native, < 0 whole image); prompt / negative_prompt NULL = "". prompt_embeds_path is loaded
-// (NotFoundError when the file does not exist). params.progress, when set, becomes the request's
-// progress callback (returning 0 cancels). Throws InvalidArgumentError naming the field, its
-// value and the allowed range.
+// finite (< 0: the model's default), mask_grow_pixels / mask_feather_pixels 0..16384,
+// token_dilation 0..1024, cache_mode one of flashps_cache_mode, texture_transfer -1/0/1,
+// context_size any (0 native, < 0 whole image); prompt / negative_prompt NULL = "".
+// prompt_embeds_path is loaded (NotFoundError when the file does not exist). params.progress,
+// when set, becomes the request's progress callback (returning 0 cancels). Throws
+// InvalidArgumentError naming the field, its value and the allowed range.
 EditRequest to_request(const flashps_edit_params& params);
 
 flashps_cache_mode to_c_mode(ComputeMode mode);

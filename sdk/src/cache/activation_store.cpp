@@ -30,7 +30,8 @@ ActivationStore::State::State(ActivationStoreOptions opts)
   segments_dir = (fs::path(options.directory) / "segments").string();
   std::error_code error;
   fs::create_directories(segments_dir, error);
-  if (!fs::is_directory(segments_dir)) throw Error(options.directory + ": cannot create the store directory");
+  if (!fs::is_directory(segments_dir))
+    throw IoError(options.directory + ": cannot create the store directory" + (error ? ": " + error.message() : ""));
   db = std::make_unique<SqliteDb>((fs::path(options.directory) / "index.sqlite").string());
   migrate_store_schema(*db);
 }
