@@ -1,88 +1,23 @@
 // The Stable Diffusion inpainting pipeline on a tiny folder assembled from the golden fixtures
-// (unet_sd_inpaint_tiny, vae_sd_tiny, clip_text_tiny, a byte-level tokenizer of < 1000 ids).
+// (support/tiny_sd_folder.h).
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/json_file.h"
-#include "core/tensor_io.h"
 #include "models/unet/unet_block_work.h"
 #include "pipeline/sd_inpaint_pipeline.h"
 #include "serve/engine.h"
 #include "serve/sd_device.h"
 #include "support/fixtures.h"
 #include "support/tiny_pipeline.h"
+#include "support/tiny_sd_folder.h"
 
 using namespace flashps;
 namespace fs = std::filesystem;
 
-namespace {
-
-void copy_folder(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to);
-  for (const auto& entry : fs::directory_iterator(from))
-    if (entry.path().filename() != "cases.json" && entry.path().filename() != "cases.safetensors")
-      fs::copy_file(entry.path(), to / entry.path().filename(), fs::copy_options::overwrite_existing);
-}
-
-// Byte-level CLIP vocabulary without merges, ids below the tiny text encoder's 1000.
-void write_tiny_tokenizer(const fs::path& dir) {
-  fs::create_directories(dir);
-  std::vector<std::string> symbols(256);
-  std::vector<bool> printable(256, false);
-  for (int b = '!'; b <= '~'; ++b) printable[b] = true;
-  for (int b = 0xA1; b <= 0xAC; ++b) printable[b] = true;
-  for (int b = 0xAE; b <= 0xFF; ++b) printable[b] = true;
-  int extra = 0;
-  nlohmann::json vocab;
-  for (int b = 0; b < 256; ++b) {
-    const int code = printable[b] ? b : 256 + extra++;
-    std::string utf8;
-    if (code < 0x80) utf8 = std::string(1, char(code));
-    else utf8 = {char(0xC0 | (code >> 6)), char(0x80 | (code & 0x3F))};
-    vocab[utf8] = b;
-    vocab[utf8 + "</w>"] = 256 + b;
-  }
-  vocab["<|startoftext|>"] = 998;
-  vocab["<|endoftext|>"] = 999;
-  write_json_file((dir / "vocab.json").string(), vocab);
-  std::ofstream(dir / "merges.txt") << "#version: 0.2\n";
-}
-
-// A tiny SD inpainting folder; `in_channels` 4 turns the UNet into a plain one (conv_in cut).
-std::string tiny_sd_folder(const fs::path& fixtures, const test::TempDir& dir, int in_channels) {
-  const fs::path root = dir.path() / ("sd" + std::to_string(in_channels));
-  copy_folder(fixtures / "unet_sd_inpaint_tiny", root / "unet");
-  copy_folder(fixtures / "vae_sd_tiny", root / "vae");
-  copy_folder(fixtures / "clip_text_tiny", root / "text_encoder");
-  write_tiny_tokenizer(root / "tokenizer");
-  fs::create_directories(root / "scheduler");
-  nlohmann::json scheduler = {{"_class_name", "PNDMScheduler"}, {"beta_start", 0.00085}, {"beta_end", 0.012},
-                              {"beta_schedule", "scaled_linear"}, {"num_train_timesteps", 1000}, {"skip_prk_steps", true},
-                              {"set_alpha_to_one", false}, {"steps_offset", 1}};
-  write_json_file((root / "scheduler" / "scheduler_config.json").string(), scheduler);
-  if (in_channels == 4) {
-    nlohmann::json config = read_json_file((root / "unet" / "config.json").string());
-    config["in_channels"] = 4;
-    write_json_file((root / "unet" / "config.json").string(), config);
-    auto tensors = load_safetensors((root / "unet" / "diffusion_pytorch_model.safetensors").string());
-    tensors["conv_in.weight"] = tensors["conv_in.weight"].narrow(1, 0, 4).contiguous();
-    save_safetensors((root / "unet" / "diffusion_pytorch_model.safetensors").string(),
-                     std::vector<std::pair<std::string, at::Tensor>>(tensors.begin(), tensors.end()));
-  }
-  write_json_file((root / "model_index.json").string(),
-                  {{"_class_name", in_channels == 9 ? "StableDiffusionInpaintPipeline" : "StableDiffusionPipeline"},
-                   {"unet", {"diffusers", "UNet2DConditionModel"}}, {"vae", {"diffusers", "AutoencoderKL"}},
-                   {"text_encoder", {"transformers", "CLIPTextModel"}}, {"tokenizer", {"transformers", "CLIPTokenizer"}},
-                   {"scheduler", {"diffusers", "PNDMScheduler"}}});
-  return root.string();
-}
-
-}  // namespace
+using test::tiny_sd_folder;
 
 TEST_CASE("SD inpainting folders edit only the masked region, with prompts and guidance", "[pipeline][sd][fixtures]") {
   const auto fixtures = test::fixtures_root();
