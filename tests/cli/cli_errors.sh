@@ -7,23 +7,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 
-# expect_error DESCRIPTION EXPECTED_TEXT -- ARGS...
-expect_error() {
-  local description="$1" expected="$2"
-  shift 3
-  local output status
-  output=$("$flashps" "$@" 2>&1 >/dev/null)
-  status=$?
-  if [ $status -ne 1 ] || ! grep -q -- "$expected" <<<"$output"; then
-    echo "FAIL: $description: exit $status, output: $output"
-    failures=$((failures + 1))
-  elif [ "$(grep -c 'error' <<<"$output")" -ne 1 ]; then
-    echo "FAIL: $description: expected one error line, got: $output"
-    failures=$((failures + 1))
-  else
-    echo "ok: $description"
-  fi
-}
+source "$(dirname "$0")/expect_error.sh"
 
 printf 'not an image' >"$work/text.png"
 mkdir -p "$work/model/transformer"

@@ -435,15 +435,24 @@ class Editor {
     return {Image::adopt(result), std::move(edit_stats)};
   }
   // Runs the template in full and captures it. With a mask: the same window as the edits to come.
+  // Without one (the whole image) both kinds are captured: flashps_template_register_masked, the
+  // only call that chooses them, needs the mask.
   EditStats register_template(const Image& image, const EditOptions& options = {}, const Image* mask = nullptr,
                               bool capture_kv = true, bool capture_hidden = true) const {
     const flashps_edit_params params = options.to_c();
     const flashps_image c_image = image.view();
-    flashps_image c_mask{};
-    if (mask) c_mask = mask->view();
     flashps_edit_stats stats = EditStats::empty_c();
-    check(flashps_template_register_masked(handle_.get(), &c_image, mask ? &c_mask : nullptr, &params,
-                                           capture_kv ? 1 : 0, capture_hidden ? 1 : 0, &stats));
+    if (mask) {
+      const flashps_image c_mask = mask->view();
+      check(flashps_template_register_masked(handle_.get(), &c_image, &c_mask, &params, capture_kv ? 1 : 0,
+                                             capture_hidden ? 1 : 0, &stats));
+    } else if (capture_kv && capture_hidden) {
+      check(flashps_template_register(handle_.get(), &c_image, &params, &stats));
+    } else {
+      throw Error(FLASHPS_INVALID_ARGUMENT,
+                  "register_template: capturing only keys/values or only block outputs needs the mask of the "
+                  "edits to come");
+    }
     return EditStats::from_c(stats);
   }
   // Whether edit(image, mask, options) would reuse a registered template.

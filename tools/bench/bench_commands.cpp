@@ -1,5 +1,6 @@
-// `flashps bench edit` (the mask-aware engine) and `flashps bench quality` (fill quality vs
-// classical baselines); the logic is in sdk/src/bench.
+// `flashps-bench bench edit|quality|store|serve` (also run as `flashps bench ...`): the
+// mask-aware engine, fill quality vs classical baselines, the activation store and serving
+// configurations, measured side by side; the logic is in sdk/src/bench.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,14 +12,12 @@
 #include "bench/serve_benchmark.h"
 #include "bench/store_benchmark.h"
 #include "cache/activation_store.h"
-#include "commands.h"
 #include "core/error.h"
 #include "core/json_file.h"
-#include "model_choice.h"
-#include "terminal_progress.h"
-#include "training/mask_ratio_trace.h"
+#include "developer_commands.h"
+#include "workload/mask_ratio_trace.h"
 
-namespace flashps::cli {
+namespace flashps::bench_tool {
 namespace {
 
 // Held-out photos: the prepared training photos (tools/train/prepare-photos.sh) when present,
@@ -54,10 +53,9 @@ void add_quality_command(CLI::App& bench, CommandAction& action) {
   quality->add_flag("--quiet,-q", quiet, "No progress bar");
   quality->callback([&action] {
     action = [] {
-      const ModelChoice model = choose_model(model_option);
-      options.model_dir = model.dir;
+      options.model_dir = model_dir(model_option);
       if (options.photo_folders.empty()) options.photo_folders = default_quality_photos(options.holdout_every);
-      if (options.trace_files.empty()) options.trace_files = training::default_trace_files(FLASHPS_SOURCE_DIR);
+      if (options.trace_files.empty()) options.trace_files = workload::default_trace_files(FLASHPS_SOURCE_DIR);
       options.progress = terminal_progress(quiet);
       bench::QualityReport report = bench::run_quality_benchmark(options);
       finish_progress_line(quiet);
@@ -126,10 +124,10 @@ void add_serve_bench_command(CLI::App& bench, CommandAction& action) {
   serve->add_flag("--quiet,-q", quiet, "No progress bar");
   serve->callback([&action, requests] {
     action = [requests] {
-      if (options.traces_dir.empty()) options.traces_dir = training::default_traces_directory(FLASHPS_SOURCE_DIR);
+      if (options.traces_dir.empty()) options.traces_dir = workload::default_traces_directory(FLASHPS_SOURCE_DIR);
       if (options.simulate <= 0) {
         if (requests->count() == 0) options.requests = 24;
-        options.model_dir = choose_model(model_option).dir;
+        options.model_dir = model_dir(model_option);
         if (options.images.empty())
           for (const auto& entry : std::filesystem::directory_iterator(std::string(FLASHPS_SOURCE_DIR) + "/samples/images"))
             options.images.push_back(entry.path().string());
@@ -206,4 +204,4 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   add_serve_bench_command(*bench, action);
 }
 
-}  // namespace flashps::cli
+}  // namespace flashps::bench_tool

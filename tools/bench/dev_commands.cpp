@@ -1,11 +1,11 @@
-// `flashps dev run-fixture DIR`: runs any golden fixture folder and prints per-case errors.
+// `flashps-bench dev run-fixture DIR` (also `flashps dev ...`): runs any golden fixture folder and prints per-case errors.
 #include <cstdio>
 #include <iostream>
 
-#include "commands.h"
+#include "developer_commands.h"
 #include "dev/fixture_set.h"
 
-namespace flashps::cli {
+namespace flashps::bench_tool {
 
 void add_dev_commands(CLI::App& app, CommandAction& action) {
   CLI::App* dev = app.add_subcommand("dev", "Developer tools");
@@ -36,4 +36,4 @@ void add_dev_commands(CLI::App& app, CommandAction& action) {
   });
 }
 
-}  // namespace flashps::cli
+}  // namespace flashps::bench_tool

@@ -1,0 +1,48 @@
+// `flashps-bench profile` (also `flashps profile`): measures this machine with a model and fits
+// the scheduler's latency models; the logic is in sdk/src/serve.
+#include <cstdio>
+
+#include "developer_commands.h"
+#include "pipeline/flux_inpaint_pipeline.h"
+#include "serve/device_profiler.h"
+
+namespace flashps::bench_tool {
+
+void add_profile_command(CLI::App& app, CommandAction& action) {
+  static std::string model_option, dtype = "fp32", out = "flashps-profile.json";
+  static int repeats = 2;
+  static bool quiet = false;
+  CLI::App* profile = app.add_subcommand(
+      "profile", "Measure this machine with a model and fit the scheduler's latency models (with R²)");
+  profile->add_option("--model", model_option, "Model folder (diffusers layout); default: bundled model");
+  profile->add_option("--dtype", dtype, "Transformer precision: fp32 or bf16")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  profile->add_option("--out,-o", out, "Profile JSON to write")->capture_default_str();
+  profile->add_option("--repeats", repeats, "Timings per point (the fastest is kept)")->capture_default_str();
+  profile->add_flag("--quiet,-q", quiet, "No progress bar");
+  profile->callback([&action] {
+    action = [] {
+      // No store: profiling must not fill the user's activation store.
+      auto pipeline = FluxInpaintPipeline::load(model_dir(model_option), dtype == "bf16" ? at::kBFloat16 : at::kFloat);
+      serve::ProfileOptions profile_options;
+      profile_options.repeats = repeats;
+      profile_options.progress = terminal_progress(quiet);
+      const serve::ProfileReport report = serve::profile_flux_device(*pipeline, profile_options);
+      finish_progress_line(quiet);
+      serve::write_device_profile(report.profile, out);
+      const serve::DeviceProfile& fitted = report.profile;
+      std::printf("compute: %.3g s/GFLOP per block + %.3g ms per block (R² %.4f, %d batched steps)\n",
+                  fitted.block_compute.slope * 1e9, fitted.block_compute.intercept * 1e3, fitted.block_compute.r2,
+                  fitted.block_compute.samples);
+      std::printf("loading: %.2f GB/s + %.3g ms per read (R² %.4f, %d reads)\n",
+                  fitted.block_load.slope > 0 ? 1e-9 / fitted.block_load.slope : 0.0, fitted.block_load.intercept * 1e3,
+                  fitted.block_load.r2, fitted.block_load.samples);
+      std::printf("pre-processing %.1f ms, post-processing %.1f ms per request\nwrote %s\n",
+                  fitted.preprocess_seconds * 1e3, fitted.postprocess_seconds * 1e3, out.c_str());
+      return 0;
+    };
+  });
+}
+
+}  // namespace flashps::bench_tool
