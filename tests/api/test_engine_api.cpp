@@ -494,3 +494,67 @@ TEST_CASE("engine API: loading progress reports 'load' and cancels", "[api][engi
   CHECK(flashps_engine_open(model.c_str(), &params, &engine) == FLASHPS_CANCELLED);
   CHECK(engine == nullptr);
 }
+
+TEST_CASE("engine API: a request's result read from several threads at once", "[api][engine_api]") {
+  TempDir dir;
+  Engine engine(tiny_model(dir));
+  Request request;
+  REQUIRE(submit(engine.handle, steps(2), nullptr, request) == FLASHPS_OK);
+  std::vector<const char*> notes(4, nullptr);
+  std::vector<flashps_status> results(4, FLASHPS_ERROR);
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t)
+    readers.emplace_back([&, t] {
+      flashps_image image{};
+      flashps_edit_stats stats = stats_struct();
+      results[t] = flashps_request_result(request.handle, -1, &image, &stats);
+      notes[t] = stats.notes;
+      flashps_image_free(&image);
+    });
+  for (std::thread& reader : readers) reader.join();
+  for (int t = 0; t < 4; ++t) {
+    CHECK(results[t] == FLASHPS_OK);
+    CHECK(notes[t] == notes[0]);  // one string, owned by the request
+  }
+}
+
+TEST_CASE("engine API: templates go to the caller's store or a capture folder", "[api][engine_api]") {
+  TempDir dir;
+  const std::string model = tiny_model(dir);
+  const flashps_edit_params params = steps(1);
+  auto captures_in = [](flashps_store* store) {
+    flashps_store_stats stats{};
+    stats.struct_size = sizeof(stats);
+    REQUIRE(flashps_store_get_stats(store, &stats) == FLASHPS_OK);
+    return stats.captures;
+  };
+
+  flashps_store_params store_params = flashps_store_default_params();
+  const std::string shared_folder = dir.file("shared-store");
+  store_params.directory = shared_folder.c_str();
+  flashps_store* store = nullptr;
+  REQUIRE(flashps_store_open(&store_params, &store) == FLASHPS_OK);
+  {
+    flashps_engine_params engine_params = flashps_engine_default_params();
+    engine_params.store = store;
+    Engine engine(model, engine_params);
+    REQUIRE(flashps_engine_register_template(engine.handle, test_image().get(), test_mask().get(), &params, nullptr) ==
+            FLASHPS_OK);
+  }
+  CHECK(captures_in(store) == 1);
+  flashps_store_close(store);
+
+  const std::string capture_dir = dir.file("capture-dir");
+  {
+    flashps_engine_params engine_params = flashps_engine_default_params();
+    engine_params.capture_dir = capture_dir.c_str();
+    Engine engine(model, engine_params);
+    REQUIRE(flashps_engine_register_template(engine.handle, test_image().get(), nullptr, &params, nullptr) ==
+            FLASHPS_OK);
+  }
+  store_params.directory = capture_dir.c_str();
+  store = nullptr;
+  REQUIRE(flashps_store_open(&store_params, &store) == FLASHPS_OK);
+  CHECK(captures_in(store) == 1);
+  flashps_store_close(store);
+}
