@@ -156,7 +156,8 @@ flashps_status flashps_editor_open(const char* model_dir, const flashps_editor_p
     const flashps::ModelFamily family = flashps::detect_model_family(handle->model_dir);
     const at::Device device = params.device ? flashps::serve::select_device(params.device) : at::Device(at::kCPU);
     if (family == flashps::ModelFamily::stable_diffusion && !device.is_cpu())
-      throw flashps::UnsupportedError(handle->model_dir + ": Stable Diffusion models run on the CPU only so far (device \"" +
+      throw flashps::UnsupportedError(handle->model_dir +
+                                      ": Stable Diffusion models run on the CPU only so far (device \"" +
                                       std::string(params.device) + "\" asked for)");
     const at::ScalarType dtype = params.bf16 ? at::kBFloat16 : at::kFloat;
     std::shared_ptr<flashps::engine::CaptureStore> store =
