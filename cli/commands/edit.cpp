@@ -92,6 +92,7 @@ nlohmann::json stats_json(const fps::EditStats& stats) {
           {"mask_ratio", stats.mask_ratio},
           {"mode", fps::cache_mode_name(stats.mode_used)},
           {"cache_hit", stats.cache_hit},
+          {"template", stats.template_hash},  // the capture reused; "" on a miss
           {"compute_saving", stats.compute_saving},
           {"blocks_from_cache", stats.blocks_from_cache},
           {"blocks_computed", stats.blocks_computed},
@@ -174,10 +175,15 @@ void add_template_commands(CLI::App& app, CommandAction& action) {
                                                             options.capture_kv, options.capture_hidden);
       finish_progress_line(options.quiet);
       print_notes(stats);
-      // The C API reports no template hash; the capture just written is the store's most recently
-      // used one (registration touches it even when it already existed).
-      const std::vector<fps::CaptureInfo> captures = store.list();
-      const fps::CaptureInfo capture = captures.empty() ? fps::CaptureInfo{} : captures.front();
+      // A template has one capture per settings string: the one just written is that template's
+      // most recently used (the store lists newest first; registration touches an existing one).
+      fps::CaptureInfo capture;
+      capture.template_hash = stats.template_hash;
+      for (const fps::CaptureInfo& listed : store.list()) {
+        if (listed.template_hash != stats.template_hash) continue;
+        capture = listed;
+        break;
+      }
       if (options.json) {
         std::cout << nlohmann::json{{"template", capture.template_hash}, {"config", capture.config},
                                     {"bytes", stats.cache_bytes}, {"seconds", stats.total_seconds}}

@@ -34,6 +34,10 @@ TEST_CASE("a registered template is found by lookup and reused by the edit (kv)"
   CHECK(stats.cache_bytes > 0);
   CHECK(stats.steps_run == 2);
   CHECK(stats.total_seconds > 0);
+  REQUIRE(stats.template_hash != nullptr);
+  const std::string registered_hash = stats.template_hash;
+  CHECK(registered_hash.size() >= 16);
+  CHECK(registered_hash.find_first_not_of("0123456789abcdef") == std::string::npos);
 
   CHECK(lookup(editor.get(), image->view, mask->view, params) == 1);
   flashps_edit_params other = params;
@@ -58,6 +62,12 @@ TEST_CASE("a registered template is found by lookup and reused by the edit (kv)"
   CHECK(stats.cache_bytes > 0);
   CHECK(stats.compute_saving > 1.0);
   CHECK(stats.note_count == 0);
+  CHECK(std::string(stats.template_hash) == registered_hash);  // the capture reused
+
+  REQUIRE(flashps_edit(editor.get(), &other_image->view, &mask->view, &params, &result, &stats) == FLASHPS_OK);
+  flashps_image_free(&result);
+  CHECK(stats.cache_hit == 0);
+  CHECK(std::string(stats.template_hash).empty());  // nothing reused
 }
 
 TEST_CASE("masked registration with hidden activations only: lookup follows the kind an edit would use", "[api]") {

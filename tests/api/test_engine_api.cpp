@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "api/abi_layout.h"
@@ -406,6 +407,9 @@ TEST_CASE("engine API: a template registered between steps serves later edits", 
   CHECK(registered.cache_bytes > 0);
   CHECK(registered.steps_run == 2);
   REQUIRE(registered.notes != nullptr);
+  REQUIRE(registered.template_hash != nullptr);
+  const std::string registered_hash = registered.template_hash;
+  CHECK_FALSE(registered_hash.empty());
   // The engine resumed: the long request keeps stepping.
   int steps_seen = 0;
   for (const RecordedEvent& event : log.of(long_id)) steps_seen = std::max(steps_seen, event.step);
@@ -420,6 +424,7 @@ TEST_CASE("engine API: a template registered between steps serves later edits", 
   CHECK(stats.cache_hit == 1);
   CHECK(stats.mode_used == FLASHPS_CACHE_KV);
   CHECK(stats.cache_bytes > 0);
+  CHECK(std::string(stats.template_hash) == registered_hash);  // owned by the request, not the thread
   flashps_image_free(&result);
 
   // An older, shorter stats struct gets its own fields only.

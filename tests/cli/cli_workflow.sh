@@ -48,7 +48,8 @@ hash_a=$("$flashps" --threads 2 template register -i "$work/a.png" --steps 1 -q 
   python3 -c 'import json, sys; print(json.load(sys.stdin)["template"])')
 edit_json=$("$flashps" --threads 2 edit -i "$work/a.png" -m "$work/mask.png" -o "$work/hit.png" --steps 1 -q --json \
   --cache-dir "$store")
-if [ ${#hash_a} -ge 8 ] && grep -q '"cache_hit": true' <<<"$edit_json"; then
+if [ ${#hash_a} -ge 8 ] && grep -q '"cache_hit": true' <<<"$edit_json" &&
+   grep -q "\"template\": \"$hash_a\"" <<<"$edit_json"; then
   pass "template register ($hash_a) then edit reports cache_hit true"
 else
   fail "template register then edit: template '$hash_a', edit: $edit_json"

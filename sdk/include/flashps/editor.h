@@ -85,6 +85,9 @@ typedef struct flashps_edit_stats {
    * (engine results) until the request is freed. */
   const char* notes;
   int note_count;
+  /* The template's key in the store (hex), owned as notes is: set by registrations and by edits
+   * that reused a capture; "" otherwise. flashps_store_remove takes it (or a prefix). */
+  const char* template_hash;
 } flashps_edit_stats;
 
 typedef struct flashps_model_info {

@@ -69,7 +69,8 @@ static_assert(offsetof(flashps_edit_stats, blocks_computed) == 92);
 static_assert(offsetof(flashps_edit_stats, entries_failed) == 96);
 static_assert(offsetof(flashps_edit_stats, notes) == 104);
 static_assert(offsetof(flashps_edit_stats, note_count) == 112);
-static_assert(sizeof(flashps_edit_stats) == 120);
+static_assert(offsetof(flashps_edit_stats, template_hash) == 120);
+static_assert(sizeof(flashps_edit_stats) == 128);
 
 // ---- structs new in API 2: their whole size is their first layout ----
 static_assert(kRuntimeOptionsV2Size == 40);

@@ -56,7 +56,8 @@ void write_output(Out* out, Out value) {
 
 // Strings handed back to C callers that live "until the calling thread's next such call".
 const char* thread_string(int slot, std::string value);
-enum ThreadStringSlot { kNotesSlot = 0, kStoreSlot = 1, kBatchSlot = 2, kDirectorySlot = 3, kSlotCount = 4 };
+enum ThreadStringSlot { kNotesSlot = 0, kStoreSlot = 1, kBatchSlot = 2, kDirectorySlot = 3, kTemplateHashSlot = 4,
+                       kSlotCount = 5 };
 std::string join_lines(const std::vector<std::string>& lines);
 
 // C image <-> SDK image. to_image validates (non-NULL pixels, channels 1/3/4, sane size) and

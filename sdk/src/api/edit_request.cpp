@@ -83,7 +83,7 @@ flashps_cache_mode to_c_mode(ComputeMode mode) {
   return FLASHPS_CACHE_AUTO;
 }
 
-void fill_stats(const EditStats& stats, int64_t cache_bytes, flashps_edit_stats* out, NotesStorage notes) {
+void fill_stats(const EditStats& stats, int64_t cache_bytes, flashps_edit_stats* out, StatsStrings strings) {
   if (!out) return;
   flashps_edit_stats result{};
   result.total_seconds = stats.total_seconds;
@@ -102,13 +102,14 @@ void fill_stats(const EditStats& stats, int64_t cache_bytes, flashps_edit_stats*
   result.blocks_computed = stats.blocks_computed;
   result.entries_failed = stats.entries_failed;
   result.note_count = static_cast<int>(stats.notes.size());
-  // Only a caller whose struct has the field gets (and owns the lifetime of) the notes string.
+  // Only a caller whose struct has the field gets (and owns the lifetime of) the string.
   if (out->struct_size >= offsetof(flashps_edit_stats, notes) + sizeof(result.notes)) {
-    if (notes.joined) {
-      result.notes = notes.joined->c_str();
-    } else {
-      result.notes = thread_string(kNotesSlot, join_lines(stats.notes));
-    }
+    result.notes = strings.notes_joined ? strings.notes_joined->c_str()
+                                        : thread_string(kNotesSlot, join_lines(stats.notes));
+  }
+  if (out->struct_size >= offsetof(flashps_edit_stats, template_hash) + sizeof(result.template_hash)) {
+    result.template_hash = strings.template_hash ? strings.template_hash->c_str()
+                                                 : thread_string(kTemplateHashSlot, stats.template_hash);
   }
   write_output(out, result);
 }

@@ -22,16 +22,17 @@ EditRequest to_request(const flashps_edit_params& params);
 
 flashps_cache_mode to_c_mode(ComputeMode mode);
 
-// Where flashps_edit_stats.notes points: the calling thread's notes string (editor calls: valid
-// "until the calling thread's next call that fills stats"), or notes already joined one per line
-// in a string the caller keeps alive and unchanged (engine results: until the request is freed).
-struct NotesStorage {
-  const std::string* joined = nullptr;  // nullptr: the thread's notes slot
+// Where flashps_edit_stats.notes and .template_hash point: the calling thread's strings (editor
+// calls: valid "until the calling thread's next call that fills stats"), or strings the caller
+// keeps alive and unchanged (engine results: until the request is freed); notes joined one per line.
+struct StatsStrings {
+  const std::string* notes_joined = nullptr;  // nullptr: the thread's notes slot
+  const std::string* template_hash = nullptr;  // nullptr: the thread's template-hash slot
 };
 
 // Fills `out` (nullptr: nothing; else its struct_size was checked with check_output_size before
 // the work started, so a bad size fails fast), writing only the caller's size. `cache_bytes`:
 // bytes read from a capture, or captured by a registration.
-void fill_stats(const EditStats& stats, int64_t cache_bytes, flashps_edit_stats* out, NotesStorage notes = {});
+void fill_stats(const EditStats& stats, int64_t cache_bytes, flashps_edit_stats* out, StatsStrings strings = {});
 
 }  // namespace flashps::api

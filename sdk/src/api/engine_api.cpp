@@ -438,7 +438,7 @@ flashps_status flashps_request_result(flashps_request* request, double timeout_s
                    [&] { request->notes = flashps::api::join_lines(edited->stats.notes); });
     if (result) flashps::api::to_c_image(edited->image, result);
     flashps::api::fill_stats(edited->stats, edited->stats.cache_bytes_loaded, stats,
-                             flashps::api::NotesStorage{&request->notes});
+                             flashps::api::StatsStrings{&request->notes, &edited->stats.template_hash});
   });
 }
 

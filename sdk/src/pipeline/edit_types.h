@@ -67,6 +67,7 @@ struct EditStats {
   int64_t cache_bytes_loaded = 0;
   double load_wait_seconds = 0;
   std::vector<std::string> notes;  // user-facing remarks (resized mask, fallbacks, ...)
+  std::string template_hash;       // the capture registered or reused; empty when none
 };
 
 struct EditResult {

@@ -86,7 +86,8 @@ void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
   EditStats& stats = job.stats_;
   stats.mode_used = ComputeMode::full;
   if (request.mode == ComputeMode::full || job.prepared.token_mask.full()) return;
-  std::shared_ptr<const engine::Capture> capture = store_->find(capture_id(job.prepared, request));
+  const engine::CaptureId id = capture_id(job.prepared, request);
+  std::shared_ptr<const engine::Capture> capture = store_->find(id);
   if (!capture) {
     stats.notes.push_back("template not registered for these settings: computed in full");
     return;
@@ -126,6 +127,7 @@ void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
   job.kind = kind;
   job.use_cache = std::move(use_cache);
   stats.cache_hit = true;
+  stats.template_hash = id.template_hash;
   stats.mode_used = kind == engine::CacheKind::kv ? ComputeMode::kv : ComputeMode::hidden;
   stats.compute_saving = engine::forward_flops(work, counts) / engine::forward_flops(work, counts, kind);
 }

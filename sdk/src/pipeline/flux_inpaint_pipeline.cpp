@@ -124,6 +124,7 @@ TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& given, bo
   TemplateInfo info;
   info.stats = job.stats_;
   info.template_hash = id.template_hash;
+  info.stats.template_hash = id.template_hash;
   info.config = id.config;
   info.bytes = capture->bytes();
   info.seconds = seconds_since(start);

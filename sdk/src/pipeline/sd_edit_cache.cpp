@@ -30,7 +30,8 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
   if (request.mode == ComputeMode::kv)
     throw UnsupportedError(
         "cache kind 'kv' does not apply to UNet models (their ResNets are dense): use 'hidden' or 'auto'");
-  std::shared_ptr<const engine::Capture> capture = store_->find(capture_id(job));
+  const engine::CaptureId id = capture_id(job);
+  std::shared_ptr<const engine::Capture> capture = store_->find(id);
   if (!capture) {
     stats.notes.push_back("template not registered for these settings: computed in full");
     return;
@@ -67,6 +68,7 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
   job.capture = std::move(capture);
   job.use_cache = std::move(use_cache);
   stats.cache_hit = true;
+  stats.template_hash = id.template_hash;
   stats.mode_used = ComputeMode::hidden;
   stats.compute_saving =
       engine::forward_flops(work, counts) / engine::forward_flops(work, counts, engine::CacheKind::hidden);
@@ -90,6 +92,7 @@ TemplateInfo SDInpaintPipeline::register_template(const EditRequest& request) {
   TemplateInfo info;
   info.stats = job->stats();
   info.template_hash = id.template_hash;
+  info.stats.template_hash = id.template_hash;
   info.config = id.config;
   info.bytes = capture->bytes();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
