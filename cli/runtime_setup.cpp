@@ -1,5 +1,6 @@
 #include "runtime_setup.h"
 
+#include <CLI/CLI.hpp>
 #include <flashps/flashps.hpp>
 
 #include <cctype>
@@ -35,6 +36,31 @@ void init_sdk(const std::string& threads_option) {
     // --threads is the only setting taken from the command line; the SDK names the allowed range.
     if (error.status() != FLASHPS_INVALID_ARGUMENT) throw;
     throw std::invalid_argument("--threads " + threads_option + ": " + error.what());
+  }
+}
+
+int run_command_line(CLI::App& app, int argc, char** argv, const std::function<int()>& action) {
+  std::string threads;
+  app.add_option("--threads", threads,
+                 "CPU threads, up to 4x the cores (default or 0: FLASHPS_THREADS, else all cores)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  }
+  try {
+    init_sdk(threads);
+    return action ? action() : 0;
+  } catch (const sdk::Error& error) {
+    if (error.status() == FLASHPS_CANCELLED) {
+      std::cerr << "flashps: cancelled\n";
+      return 130;
+    }
+    std::cerr << "flashps: error: " << error.what() << "\n";
+    return 1;
+  } catch (const std::exception& error) {
+    std::cerr << "flashps: error: " << error.what() << "\n";
+    return 1;
   }
 }
 

@@ -1,8 +1,13 @@
-// Process-wide settings from the command line, shared by flashps and flashps-bench: --threads
-// and the SDK's log lines on stderr ("flashps: note: ..." for warnings, e.g. the random-weight
-// model fallback), applied once through flashps::sdk::init.
+// The command-line frame shared by flashps and flashps-bench: --threads, the SDK's log lines on
+// stderr ("flashps: note: ..." for warnings, e.g. the random-weight model fallback) applied once
+// through flashps::sdk::init, and one mapping of errors to exit codes.
 #pragma once
+#include <functional>
 #include <string>
+
+namespace CLI {
+class App;
+}
 
 namespace flashps::cli {
 
@@ -10,5 +15,11 @@ namespace flashps::cli {
 // count, or one the SDK refuses (above 4x the cores), throws std::invalid_argument naming
 // --threads.
 void init_sdk(const std::string& threads_option);
+
+// Adds --threads to `app`, parses argv (usage errors: CLI11's message and exit code), initialises
+// the SDK, then runs `action` (set by the chosen subcommand while parsing). Returns the exit
+// code: the action's, 130 when cancelled (an sdk::Error with FLASHPS_CANCELLED), 1 with
+// "flashps: error: ..." on stderr for any other exception.
+int run_command_line(CLI::App& app, int argc, char** argv, const std::function<int()>& action);
 
 }  // namespace flashps::cli

@@ -1,7 +1,6 @@
 // flashps-bench: FlashPS's developer tools (benchmarks, the golden-fixture runner, device
 // profiling). They use the SDK's internals, so they live outside the shipped library and the
 // public CLI; `flashps bench|dev|profile ...` execs this program with the same arguments.
-#include <iostream>
 #include <string>
 
 #include "app/default_model.h"
@@ -31,26 +30,17 @@ void finish_progress_line(bool quiet) { cli::finish_progress_line(quiet); }
 int main(int argc, char** argv) {
   CLI::App app{"flashps-bench: FlashPS developer tools (also run as `flashps bench|dev|profile`)"};
   app.require_subcommand(1);
-  std::string threads;
-  app.add_option("--threads", threads,
-                 "CPU threads, up to 4x the cores (default or 0: FLASHPS_THREADS, else all cores)");
   flashps::bench_tool::CommandAction action;
   flashps::bench_tool::add_bench_commands(app, action);
   flashps::bench_tool::add_dev_commands(app, action);
   flashps::bench_tool::add_profile_command(app, action);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error);
-  }
-  try {
-    flashps::cli::init_sdk(threads);
-    return action ? action() : 0;
-  } catch (const flashps::Cancelled&) {
-    std::cerr << "flashps: cancelled\n";
-    return 130;
-  } catch (const std::exception& error) {
-    std::cerr << "flashps: error: " << error.what() << "\n";
-    return 1;
-  }
+  // The tools throw the SDK's internal Cancelled; the shared frame knows the public status.
+  return flashps::cli::run_command_line(app, argc, argv, [&action]() -> int {
+    if (!action) return 0;
+    try {
+      return action();
+    } catch (const flashps::Cancelled&) {
+      throw flashps::sdk::Error(FLASHPS_CANCELLED, "cancelled");
+    }
+  });
 }
