@@ -53,9 +53,9 @@ expect_error "--feather 99999999999" "^flashps: error: --feather: 99999999999 is
 expect_error "--grow 1.5" "^flashps: error: --grow: '1.5' is not a whole number of pixels$" -- "${edit[@]}" --grow 1.5
 expect_error "--grow beyond the image" "^flashps: error: --grow: mask_grow_pixels is 33; for this 32x32 image it must be 0 to 32$" -- "${edit[@]}" --grow 33
 expect_error "--feather beyond the image" "^flashps: error: --feather: mask_feather_pixels is 5000; for this 32x32 image it must be 0 to 32$" -- "${edit[@]}" --feather 5000
-expect_error "--dilate beyond the token grid" "^flashps: error: --dilate: token_dilation is 3; for this 32x32 image (2x2 tokens) it must be 0 to 2$" -- "${edit[@]}" --dilate 3
-if "$flashps" "${edit[@]}" --grow 32 --feather 32 --dilate 2; then echo "ok: grow/feather/dilate at the image's limits"; else
-  echo "FAIL: grow 32, feather 32, dilate 2 refused on a 32x32 image"; failures=$((failures + 1)); fi
+expect_error "--dilate beyond the token grid" "^flashps: error: --dilate: token_dilation is 5; for this 32x32 image (4x4 tokens) it must be 0 to 4$" -- "${edit[@]}" --dilate 5
+if "$flashps" "${edit[@]}" --grow 32 --feather 32 --dilate 4; then echo "ok: grow/feather/dilate at the image's limits"; else
+  echo "FAIL: grow 32, feather 32, dilate 4 refused on a 32x32 image"; failures=$((failures + 1)); fi
 
 # Model configs: every size bounded, then checked against the weights' headers, before anything
 # is allocated (num_layers 1e9 used to end in std::bad_alloc, in_channels 2^31 in a stack trace).
