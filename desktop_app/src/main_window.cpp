@@ -199,6 +199,10 @@ void MainWindow::connectParts() {
   connect(controller_, &GenerationController::progressChanged, panel_, &GenerationPanel::setProgress);
   connect(controller_, &GenerationController::cacheStatusChanged, panel_, &GenerationPanel::setCacheStatus);
   connect(controller_, &GenerationController::timingChanged, panel_, &GenerationPanel::setTiming);
+  connect(controller_, &GenerationController::storeOpened, panel_, [this](const QString& directory) {
+    panel_->setCacheStatus(directory.isEmpty() ? tr("no store, captures kept in memory")
+                                               : tr("captures stored in %1").arg(directory));
+  });
   connect(controller_, &GenerationController::variationReady, strip_, &StagingStrip::addVariation);
   connect(controller_, &GenerationController::failed, this,
           [this](const QString& message) { showError(tr("Generation failed"), message); });
