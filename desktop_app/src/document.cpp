@@ -1,7 +1,5 @@
 #include "document.h"
 
-#include <stdexcept>
-
 #include "mask_commands.h"
 
 namespace flashps_paint {
@@ -9,20 +7,29 @@ namespace flashps_paint {
 namespace mask = flashps::sdk::mask;
 using flashps::sdk::Rect;
 
+namespace {
+bool same_pixels(const Image& a, const Image& b) {
+  return a.width == b.width && a.height == b.height && a.channels == b.channels && a.pixels == b.pixels;
+}
+}  // namespace
+
 QRect to_qrect(const Rect& box) { return box.empty() ? QRect() : QRect(box.x, box.y, box.width, box.height); }
 
 Document::Document(QObject* parent) : QObject(parent) {}
-
-void Document::open(const QString& path) { setImage(to_rgb(Image::load(path.toStdString()))); }
 
 void Document::setImage(Image image) {
   stroke_.reset();
   image_ = std::move(image);
   mask_ = Image(image_.width, image_.height, 1);
+  saved_image_ = image_;  // before clear(): its indexChanged already sees nothing unsaved
+  saved_mask_ = mask_;
   undo_.clear();
   Q_EMIT imageChanged();
   Q_EMIT maskChanged(QRect(0, 0, int(image_.width), int(image_.height)));
 }
+
+bool Document::imageModified() const { return !same_pixels(image_, saved_image_); }
+bool Document::maskModified() const { return !same_pixels(mask_, saved_mask_); }
 
 void Document::beginStroke(const flashps::sdk::Brush& brush, double x, double y) {
   if (empty()) return;
@@ -82,14 +89,14 @@ void Document::invertMask() { editWholeMask(tr("Invert mask"), [](Image& m) { ma
 void Document::clearMask() { editWholeMask(tr("Clear mask"), [](Image& m) { mask::clear(m); }); }
 void Document::fillMask() { editWholeMask(tr("Fill mask"), [](Image& m) { mask::fill(m); }); }
 
-void Document::loadMask(const QString& path) {
-  if (empty()) throw std::runtime_error("open an image before loading a mask");
-  // The SDK's rule for what an image means as a mask (luma x alpha).
-  Image loaded = mask::from_image(Image::load(path.toStdString()));
+void Document::setLoadedMask(const Image& mask_image) {
+  if (empty()) return;
+  Image loaded = mask_image;
   if (loaded.width != mask_.width || loaded.height != mask_.height)
     loaded = resize_mask_nearest(loaded, int(mask_.width), int(mask_.height));
   // Copied into mask_'s buffer (same size), never a new buffer: a stroke may hold its pixels.
   editWholeMask(tr("Load mask"), [&loaded](Image& m) { m.pixels.assign(loaded.pixels.begin(), loaded.pixels.end()); });
+  markMaskSaved();  // it is a file on disk
 }
 
 void Document::replaceImage(const Image& image, const QString& name) {

@@ -24,10 +24,16 @@ class Document : public QObject {
   const Image& mask() const { return mask_; }
   QUndoStack& undoStack() { return undo_; }
 
-  // A new image: empty mask, cleared history. Throws flashps::sdk::Error (with the SDK's message)
-  // for unreadable files and leaves the document unchanged.
-  void open(const QString& path);
+  // A new image (decoded by the caller, off the UI thread): empty mask, cleared history, nothing
+  // unsaved.
   void setImage(Image image);
+
+  // Unsaved changes: the image differs from the one opened or last saved (an accepted variation
+  // not undone), the mask from the last saved or loaded one (or from empty).
+  bool imageModified() const;
+  bool maskModified() const;
+  void markImageSaved() { saved_image_ = image_; }
+  void markMaskSaved() { saved_mask_ = mask_; }
 
   // A brush stroke: pixels change as it goes; endStroke() records one undo step.
   void beginStroke(const flashps::sdk::Brush& brush, double x, double y);
@@ -40,7 +46,8 @@ class Document : public QObject {
   void invertMask();
   void clearMask();
   void fillMask();
-  void loadMask(const QString& path);  // resized (nearest) to the image; one undo step
+  // An image read as a mask (mask::from_image), resized (nearest) to the image; one undo step.
+  void setLoadedMask(const Image& loaded);
 
   // Accepting a variation: undoable.
   void replaceImage(const Image& image, const QString& name);
@@ -60,6 +67,7 @@ class Document : public QObject {
   void pushMaskEdit(const QString& name, const flashps::sdk::Rect& box, const Image& before_mask);
 
   Image image_, mask_;
+  Image saved_image_, saved_mask_;  // what is on disk (or was opened), to tell unsaved changes
   QUndoStack undo_;
   std::unique_ptr<flashps::sdk::MaskStroke> stroke_;
   Image stroke_start_;  // the mask before the stroke, for its undo step

@@ -6,6 +6,8 @@
 #include <memory>
 #include <random>
 
+#include "edit_report.h"
+
 namespace flashps_paint {
 
 namespace sdk = flashps::sdk;
@@ -130,7 +132,9 @@ void GenerationController::loadModel(const QString& model_option, int job_id) {
     if (job_id != 0) post(job_id, [this, stage] { Q_EMIT progressChanged(0, 0, 0, stage); });
     engine_.close();
     loaded_option_.clear();
-    sdk::EngineOptions options;  // one CPU worker; captures stay in memory (the images edited now)
+    openStore();
+    sdk::EngineOptions options;  // one CPU worker
+    options.store = store_;      // empty: captures in memory
     options.progress = [this, job_id](const std::string&, int, int, double) {
       return !shutting_down_ && !(job_id != 0 && cancel_requested_);
     };
@@ -141,6 +145,24 @@ void GenerationController::loadModel(const QString& model_option, int job_id) {
   const ModelSummary summary{model_option, QString::fromStdString(model_.model_dir), model_.takes_text,
                              describe(model_)};
   post(0, [this, summary] { Q_EMIT modelReady(summary); });
+}
+
+void GenerationController::openStore() {
+  if (store_tried_) return;
+  store_tried_ = true;
+  try {
+    store_ = sdk::Store::open();  // the SDK's default folder, as the CLI's: FLASHPS_CACHE_DIR or ~/.cache
+    const QString directory = QString::fromStdString(store_.directory());
+    post(0, [this, directory] { Q_EMIT storeOpened(directory); });
+  } catch (const std::exception& error) {
+    const QString message = tr("the activation store cannot be opened (%1): captures are kept in memory for this "
+                               "session")
+                                .arg(QString::fromUtf8(error.what()));
+    post(0, [this, message] {
+      Q_EMIT storeOpened({});
+      Q_EMIT notice(message);
+    });
+  }
 }
 
 sdk::EditOptions GenerationController::editOptions(const Job& job, int variation) const {
@@ -204,32 +226,21 @@ std::vector<sdk::Request> GenerationController::submitVariations(const Job& job)
 }
 
 void GenerationController::reportVariation(const Job& job, int index, const sdk::EditResult& result) {
-  const sdk::EditStats& stats = result.stats;
   const quint64 seed = job.settings.seed + quint64(index);
-  Variation variation{to_qimage(result.image), seed, {}};
-  variation.summary = tr("seed %1 · %2%3 · %4 s")
-                          .arg(seed)
-                          .arg(QString::fromLatin1(sdk::cache_mode_name(stats.mode_used)))
-                          .arg(stats.cache_hit ? tr(" cache hit") : QString())
-                          .arg(stats.total_seconds, 0, 'f', 2);
-  const QString timing = stats.cache_hit ? tr("this edit %1 s (%2× less compute per step than a full run)")
-                                               .arg(stats.total_seconds, 0, 'f', 2)
-                                               .arg(stats.compute_saving, 0, 'f', 1)
-                                         : tr("full run %1 s (no template reused)").arg(stats.total_seconds, 0, 'f', 2);
-  QString status;
-  if (stats.cache_hit)
-    status = tr("hit: %1 of %2 blocks from the template cache")
-                 .arg(stats.blocks_from_cache)
-                 .arg(stats.blocks_from_cache + stats.blocks_computed);
-  else
-    status = tr("computed in full (no captured template matched this image and settings)");
+  const Variation variation{to_qimage(result.image), seed, variation_summary(seed, result.stats)};
   QStringList notes;
-  for (const std::string& note : stats.notes) notes << QString::fromStdString(note);
-  post(job.id, [this, variation, timing, status, notes] {
+  for (const std::string& note : result.stats.notes) notes << QString::fromStdString(note);
+  post(job.id, [this, variation, notes] {
     Q_EMIT variationReady(variation);
+    for (const QString& note : notes) Q_EMIT notice(note);
+  });
+}
+
+void GenerationController::reportGeneration(const Job& job, const std::vector<sdk::EditStats>& variations) {
+  const QString timing = timing_text(variations), status = cache_status(variations);
+  post(job.id, [this, timing, status] {
     Q_EMIT timingChanged(timing);
     Q_EMIT cacheStatusChanged(status);
-    for (const QString& note : notes) Q_EMIT notice(note);
   });
 }
 
@@ -240,6 +251,7 @@ void GenerationController::run(const Job& job) {
     const std::vector<sdk::Request> requests = submitVariations(job);
     if (cancel_requested_) cancel();  // a cancel that came before the requests existed
     bool any_hit = false, any_cancelled = false;
+    std::vector<sdk::EditStats> done;
     for (size_t i = 0; i < requests.size(); ++i) {
       sdk::EditResult result;
       try {
@@ -251,9 +263,11 @@ void GenerationController::run(const Job& job) {
       }
       any_hit = any_hit || result.stats.cache_hit;
       reportVariation(job, int(i), result);
+      done.push_back(std::move(result.stats));
     }
+    if (!done.empty()) reportGeneration(job, done);
     if (any_cancelled || cancel_requested_) throw sdk::Error(FLASHPS_CANCELLED, "cancelled");
-    if (job.settings.capture_template && !any_hit) captureTemplate(job);
+    if (job.settings.capture_template && !any_hit) captureTemplate(job, cache_status(done));
     finish(job.id, false, {});
   } catch (const sdk::Error& error) {
     if (!is_cancellation(error)) return finish(job.id, false, QString::fromUtf8(error.what()));
@@ -264,7 +278,7 @@ void GenerationController::run(const Job& job) {
   }
 }
 
-void GenerationController::captureTemplate(const Job& job) {
+void GenerationController::captureTemplate(const Job& job, const QString& edit_status) {
   // The variations have resolved; the engine runs the template in full and keeps its capture.
   // The same options as the first variation, so the edits to come look it up under one key, and
   // the mask: the same window around it as the edits.
@@ -277,11 +291,12 @@ void GenerationController::captureTemplate(const Job& job) {
       });
     return !cancel_requested_.load();
   };
-  post(job_id, [this] { Q_EMIT cacheStatusChanged(tr("capturing the template…")); });
+  const QString capturing = tr("%1; capturing the template…").arg(edit_status);
+  post(job_id, [this, capturing] { Q_EMIT cacheStatusChanged(capturing); });
   const sdk::EditStats stats = engine_.register_template(job.image, &job.mask, options);
-  const QString status = tr("captured (%1 MB, %2 s): edits of this image now reuse it")
-                             .arg(stats.cache_bytes / 1e6, 0, 'f', 1)
-                             .arg(stats.total_seconds, 0, 'f', 2);
+  const QString where = store_ ? QString::fromStdString(store_.directory()) : QString();
+  // The edit's own outcome stays in view: the capture serves later edits, not this one.
+  const QString status = tr("%1; then %2").arg(edit_status, capture_status(stats, where));
   post(job_id, [this, status] { Q_EMIT cacheStatusChanged(status); });
 }
 

@@ -1,8 +1,10 @@
 // Runs model loading and generations off the UI thread, one job at a time on one worker thread:
 // opens the chosen model as the SDK's serving Engine (flashps::sdk::Engine, which batches the
 // variations step by step), submits the variations, and marshals the engine's progress events and
-// results to the UI thread as queued signals. After a full run it registers the image as a
-// template on the engine, so later edits of the same image compute only the masked tokens.
+// results to the UI thread as queued signals. Captures go to the shared activation store (the
+// CLI's: FLASHPS_CACHE_DIR, else ~/.cache/flashps/store), so another instance or `flashps edit`
+// reuses them. After a run that reused no template it registers the image as one, so later edits
+// of it can compute only the masked tokens; each edit reports what actually ran (edit_report.h).
 #pragma once
 #include <QImage>
 #include <QObject>
@@ -38,7 +40,7 @@ struct GenerationSettings {
 struct Variation {
   QImage image;
   quint64 seed = 0;
-  QString summary;  // e.g. "seed 3 · kv cache hit · 0.41 s"
+  QString summary;  // e.g. "seed 3 · cache hit (kv) · 0.41 s"
 };
 
 // What the panel shows about a loaded model.
@@ -75,6 +77,8 @@ class GenerationController : public QObject {
   void notice(const QString& message);
   void modelReady(const flashps_paint::ModelSummary& model);
   void modelFailed(const QString& model_option, const QString& message);
+  // The store opened (its folder), or why it could not be (captures then stay in memory).
+  void storeOpened(const QString& directory);
 
  private:
   struct Job {
@@ -91,7 +95,9 @@ class GenerationController : public QObject {
   flashps::sdk::EditOptions editOptions(const Job& job, int variation) const;
   std::vector<flashps::sdk::Request> submitVariations(const Job& job);
   void reportVariation(const Job& job, int index, const flashps::sdk::EditResult& result);
-  void captureTemplate(const Job& job);
+  void reportGeneration(const Job& job, const std::vector<flashps::sdk::EditStats>& variations);
+  void captureTemplate(const Job& job, const QString& edit_status);
+  void openStore();
   void finish(int job_id, bool cancelled, const QString& error);
   // Runs `call` on the UI thread unless a newer job started meanwhile (job_id 0: always).
   template <typename Call>
@@ -111,6 +117,8 @@ class GenerationController : public QObject {
 
   // Worker-thread state (one job at a time).
   QString loaded_option_;
+  bool store_tried_ = false;
+  flashps::sdk::Store store_;  // empty when it could not be opened: captures in memory
   flashps::sdk::Engine engine_;
   flashps::sdk::ModelInfo model_;
 };

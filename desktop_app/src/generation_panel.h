@@ -45,6 +45,7 @@ class GenerationPanel : public QWidget {
   QPushButton* cancelButton() const { return cancel_; }
   QProgressBar* progressBar() const { return progress_; }
   QLabel* cacheStatusLabel() const { return cache_status_; }
+  QLabel* timingLabel() const { return timing_; }
   QGroupBox* promptBox() const { return prompts_; }
   QLabel* noTextNote() const { return no_text_note_; }
   QLabel* modelStatusLabel() const { return model_status_; }

@@ -9,6 +9,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
 #include <QSpinBox>
@@ -21,6 +22,7 @@
 #include "generation_controller.h"
 #include "generation_panel.h"
 #include "image_convert.h"
+#include "image_loader.h"
 #include "staging_strip.h"
 
 namespace flashps_paint {
@@ -35,10 +37,12 @@ QAction* add_action(QMenu* menu, const QString& text, const QKeySequence& key, R
 }
 }  // namespace
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
-  setWindowTitle(tr("FlashPS Paint"));
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), prompts_(UserPrompts::dialogs(this)) {
+  setWindowTitle(tr("FlashPS Paint[*]"));
   document_ = new Document(this);
   controller_ = new GenerationController(this);
+  image_loader_ = new ImageLoader(this);
+  mask_loader_ = new ImageLoader(this);
 
   auto* centre = new QWidget;
   auto* layout = new QVBoxLayout(centre);
@@ -61,6 +65,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   zoom_label_ = new QLabel;
   brush_label_ = new QLabel;
+  loading_label_ = new QLabel;
+  cancel_loading_ = new QPushButton(tr("Cancel loading"));
+  loading_label_->setVisible(false);
+  cancel_loading_->setVisible(false);
+  statusBar()->addWidget(loading_label_);
+  statusBar()->addWidget(cancel_loading_);
   statusBar()->addPermanentWidget(brush_label_);
   statusBar()->addPermanentWidget(zoom_label_);
 
@@ -78,11 +88,12 @@ void MainWindow::buildActions() {
                                                       tr("Images (*.png *.jpg *.jpeg)"));
     if (!path.isEmpty()) openImage(path);
   });
-  add_action(file, tr("Load &mask…"), QKeySequence(), this, &MainWindow::loadMask);
+  add_action(file, tr("Load &mask…"), QKeySequence(), this, &MainWindow::chooseMask);
   add_action(file, tr("&Save image…"), QKeySequence::Save, this, &MainWindow::saveImage);
   add_action(file, tr("Save mas&k…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), this, &MainWindow::saveMask);
   file->addSeparator();
-  add_action(file, tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  // Ctrl+Q spelled out: QKeySequence::Quit is empty on some platforms (offscreen, some themes).
+  add_action(file, tr("&Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), this, &QWidget::close);
 
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
   QAction* undo = document_->undoStack().createUndoAction(this, tr("&Undo"));
@@ -171,6 +182,10 @@ void MainWindow::connectParts() {
   connect(canvas_, &CanvasView::zoomChanged, this,
           [this](double scale) { zoom_label_->setText(tr("%1%").arg(int(scale * 100 + 0.5))); });
   connect(canvas_, &CanvasView::filesDropped, this, [this](const QStringList& paths) { openImage(paths.front()); });
+  connect(cancel_loading_, &QPushButton::clicked, this, &MainWindow::cancelLoading);
+  connect(image_loader_, &ImageLoader::loadingChanged, this, &MainWindow::showLoading);
+  connect(mask_loader_, &ImageLoader::loadingChanged, this, &MainWindow::showLoading);
+  connect(&document_->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::updateModified);
 
   connect(panel_, &GenerationPanel::generateRequested, this, &MainWindow::generate);
   connect(panel_, &GenerationPanel::cancelRequested, controller_, &GenerationController::cancel);
@@ -184,6 +199,10 @@ void MainWindow::connectParts() {
   connect(controller_, &GenerationController::progressChanged, panel_, &GenerationPanel::setProgress);
   connect(controller_, &GenerationController::cacheStatusChanged, panel_, &GenerationPanel::setCacheStatus);
   connect(controller_, &GenerationController::timingChanged, panel_, &GenerationPanel::setTiming);
+  connect(controller_, &GenerationController::storeOpened, panel_, [this](const QString& directory) {
+    panel_->setCacheStatus(directory.isEmpty() ? tr("no store, captures kept in memory")
+                                               : tr("captures stored in %1").arg(directory));
+  });
   connect(controller_, &GenerationController::variationReady, strip_, &StagingStrip::addVariation);
   connect(controller_, &GenerationController::failed, this,
           [this](const QString& message) { showError(tr("Generation failed"), message); });
@@ -202,16 +221,55 @@ void MainWindow::connectParts() {
 }
 
 bool MainWindow::openImage(const QString& path) {
-  try {
-    document_->open(path);
-  } catch (const std::exception& error) {
-    showError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(error.what()));
-    return false;
-  }
-  last_folder_ = QFileInfo(path).absolutePath();
-  strip_->clear();
-  setWindowTitle(tr("%1 — FlashPS Paint").arg(QFileInfo(path).fileName()));
+  if (!confirmDiscardChanges()) return false;
+  const QString name = QFileInfo(path).fileName();
+  // RGB conversion on the decode thread too: the UI thread only swaps the document's image.
+  image_loader_->load(
+      path, [](Image loaded) { return to_rgb(loaded); },
+      [this, path, name](Image image) {
+        document_->setImage(std::move(image));
+        last_folder_ = QFileInfo(path).absolutePath();
+        document_name_ = name;
+        strip_->clear();
+        setWindowTitle(tr("%1[*] — FlashPS Paint").arg(name));
+        updateModified();
+        Q_EMIT imageOpened(path);
+      },
+      [this, name](const QString& message) { showError(tr("Cannot open %1").arg(name), message); });
   return true;
+}
+
+void MainWindow::cancelLoading() {
+  image_loader_->cancel();
+  mask_loader_->cancel();
+}
+
+bool MainWindow::loading() const { return image_loader_->loading() || mask_loader_->loading(); }
+
+void MainWindow::showLoading(bool, const QString& path) {
+  const bool busy = loading();
+  loading_label_->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+  loading_label_->setVisible(busy);
+  cancel_loading_->setVisible(busy);
+}
+
+void MainWindow::updateModified() { setWindowModified(document_->imageModified() || document_->maskModified()); }
+
+bool MainWindow::confirmDiscardChanges() {
+  if (document_->empty()) return true;
+  const bool image = document_->imageModified(), mask = document_->maskModified();
+  if (!image && !mask) return true;
+  const QString what = image && mask ? tr("an accepted variation and mask edits")
+                       : image       ? tr("an accepted variation")
+                                     : tr("mask edits");
+  const QString name = document_name_.isEmpty() ? tr("This image") : document_name_;
+  const QString question = tr("%1 has unsaved changes (%2). Save them before they are discarded?").arg(name, what);
+  switch (prompts_.confirm_discard(question)) {
+    case DiscardChoice::save: return (!image || saveImage()) && (!mask || saveMask());
+    case DiscardChoice::discard: return true;
+    case DiscardChoice::cancel: break;
+  }
+  return false;
 }
 
 void MainWindow::generate() {
@@ -230,36 +288,52 @@ void MainWindow::showError(const QString& what, const QString& message) {
   box->open();
 }
 
-void MainWindow::saveImage() {
-  if (document_->empty()) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save image"), last_folder_, tr("Images (*.png *.jpg)"));
-  if (path.isEmpty()) return;
+bool MainWindow::saveImage() {
+  if (document_->empty()) return false;
+  const QString path = prompts_.save_path(tr("Save image"), last_folder_, tr("Images (*.png *.jpg)"));
+  if (path.isEmpty()) return false;
   try {
     document_->image().save(path.toStdString());
   } catch (const std::exception& error) {
     showError(tr("Cannot save the image"), QString::fromUtf8(error.what()));
+    return false;
   }
+  document_->markImageSaved();
+  updateModified();
+  return true;
 }
 
-void MainWindow::saveMask() {
-  if (document_->empty()) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save mask"), last_folder_, tr("PNG (*.png)"));
-  if (path.isEmpty()) return;
+bool MainWindow::saveMask() {
+  if (document_->empty()) return false;
+  const QString path = prompts_.save_path(tr("Save mask"), last_folder_, tr("PNG (*.png)"));
+  if (path.isEmpty()) return false;
   try {
     document_->mask().save(path.toStdString());
   } catch (const std::exception& error) {
     showError(tr("Cannot save the mask"), QString::fromUtf8(error.what()));
+    return false;
   }
+  document_->markMaskSaved();
+  updateModified();
+  return true;
 }
 
-void MainWindow::loadMask() {
+void MainWindow::chooseMask() {
   const QString path = QFileDialog::getOpenFileName(this, tr("Load mask"), last_folder_, tr("Images (*.png *.jpg *.jpeg)"));
-  if (path.isEmpty()) return;
-  try {
-    document_->loadMask(path);
-  } catch (const std::exception& error) {
-    showError(tr("Cannot load the mask"), QString::fromUtf8(error.what()));
-  }
+  if (!path.isEmpty()) loadMask(path);
+}
+
+void MainWindow::loadMask(const QString& path) {
+  if (document_->empty()) return showError(tr("Cannot load the mask"), tr("Open an image before loading a mask."));
+  // The SDK's rule for what an image means as a mask (luma x alpha), on the decode thread.
+  mask_loader_->load(
+      path, [](Image loaded) { return flashps::sdk::mask::from_image(loaded); },
+      [this, path](Image mask) {
+        document_->setLoadedMask(mask);
+        updateModified();
+        Q_EMIT maskLoaded(path);
+      },
+      [this](const QString& message) { showError(tr("Cannot load the mask"), message); });
 }
 
 void MainWindow::applySettings(const AppSettings& settings) {
@@ -287,6 +361,8 @@ AppSettings MainWindow::currentSettings() const {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!confirmDiscardChanges()) return event->ignore();
+  cancelLoading();
   controller_->cancel();
   currentSettings().save();
   event->accept();

@@ -10,6 +10,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
 
@@ -54,6 +55,7 @@ class EventLoopLatency : public QObject {
 
 class GenerationTest : public QObject {
   Q_OBJECT
+  QTemporaryDir store_dir_;
   std::unique_ptr<MainWindow> window_;
 
   void configure(int steps, int variations, bool capture) {
@@ -69,6 +71,9 @@ class GenerationTest : public QObject {
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);  // settings go to a test folder, not the user's
     QSettings("FlashPS", "flashps-paint").clear();
+    // Captures go to a fresh store, not the user's (and not one a previous run filled).
+    QVERIFY(store_dir_.isValid());
+    qputenv("FLASHPS_CACHE_DIR", store_dir_.path().toLocal8Bit());
     window_ = std::make_unique<MainWindow>();
     window_->resize(1200, 800);
     window_->show();
@@ -101,8 +106,12 @@ class GenerationTest : public QObject {
     bool saw_last_step = false;
     for (const QList<QVariant>& event : progress) saw_last_step |= event.at(0).toInt() == 8 && event.at(1).toInt() == 8;
     QVERIFY(saw_last_step);
-    QVERIFY2(window_->panel().cacheStatusLabel()->text().contains("captured"),
-             qPrintable(window_->panel().cacheStatusLabel()->text()));
+    // A fresh store: the variations missed (and say so), then the template was captured for later edits.
+    const QString status = window_->panel().cacheStatusLabel()->text();
+    QVERIFY2(status.startsWith("Template cache: miss: computed in full") && status.contains("captured template"),
+             qPrintable(status));
+    const QString timing = window_->panel().timingLabel()->text();
+    QVERIFY2(timing.startsWith("2 variations together") && timing.contains("computed in full"), qPrintable(timing));
     qInfo("event loop: worst gap %lld ms over %d ticks (bound %d ms)", latency.worstMs(), latency.ticks(),
           kWorstGapBoundMs);
     QVERIFY2(latency.worstMs() < kWorstGapBoundMs, qPrintable(QString::number(latency.worstMs())));
@@ -119,9 +128,29 @@ class GenerationTest : public QObject {
     QVERIFY(finished.wait(240000));
     QVERIFY2(window_->lastError().isEmpty(), qPrintable(window_->lastError()));
     QCOMPARE(window_->strip().count(), 3);
-    QVERIFY2(window_->panel().cacheStatusLabel()->text().contains("hit"),
-             qPrintable(window_->panel().cacheStatusLabel()->text()));
+    const QString status = window_->panel().cacheStatusLabel()->text();
+    QVERIFY2(status.startsWith("Template cache: hit: template ") && status.contains("by 1 of 1 variation"),
+             qPrintable(status));
+    // The time is this edit's own; the saving is the SDK's estimate for this edit, not a comparison with another run.
+    const QString timing = window_->panel().timingLabel()->text();
+    QVERIFY2(timing.startsWith("this edit: ") && timing.contains("less compute per step than this edit in full") &&
+                 !timing.contains("computed in full"),
+             qPrintable(timing));
     QVERIFY(window_->strip().current()->summary.contains("cache hit"));
+  }
+
+  void otherSettingsMissAndSaySo() {
+    configure(/*steps=*/3, /*variations=*/1, /*capture=*/false);  // captured with 4 steps
+    QSignalSpy finished(&window_->controller(), &GenerationController::finished);
+    window_->generate();
+    QVERIFY(finished.wait(240000));
+    QVERIFY2(window_->lastError().isEmpty(), qPrintable(window_->lastError()));
+    const QString status = window_->panel().cacheStatusLabel()->text();
+    QVERIFY2(status.startsWith("Template cache: miss: computed in full (template not registered for these settings"),
+             qPrintable(status));
+    QVERIFY2(window_->panel().timingLabel()->text().contains("computed in full, no template reused"),
+             qPrintable(window_->panel().timingLabel()->text()));
+    QVERIFY(window_->strip().current()->summary.contains("computed in full"));
   }
 
   void acceptAppliesTheVariationWithUndo() {

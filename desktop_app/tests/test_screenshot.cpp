@@ -6,6 +6,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "canvas_view.h"
@@ -19,16 +20,22 @@ using namespace flashps_paint;
 
 class ScreenshotTest : public QObject {
   Q_OBJECT
+  QTemporaryDir store_dir_;
 
  private Q_SLOTS:
   void mainWindowMidEdit() {
     QStandardPaths::setTestModeEnabled(true);  // settings go to a test folder, not the user's
     QSettings("FlashPS", "flashps-paint").clear();
+    // Captures go to a fresh store, not the user's (and not one a previous run filled).
+    QVERIFY(store_dir_.isValid());
+    qputenv("FLASHPS_CACHE_DIR", store_dir_.path().toLocal8Bit());
     MainWindow window;
     window.resize(1280, 800);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy opened(&window, &MainWindow::imageOpened);
     QVERIFY(window.openImage(FLASHPS_SOURCE_DIR "/samples/images/fig.jpg"));
+    QVERIFY(opened.wait(30000));
     GenerationSettings settings;
     settings.steps = 6;
     settings.variations = 3;

@@ -94,6 +94,7 @@ class StableDiffusionTest : public QObject {
     QTemporaryDir dir;
     const fs::path folder = fs::path(dir.path().toStdString()) / "tiny-sd";
     write_tiny_sd_folder(fixtures, folder);
+    qputenv("FLASHPS_CACHE_DIR", (dir.path() + "/store").toLocal8Bit());  // captures not in the user's store
 
     MainWindow window;
     window.resize(1200, 800);
