@@ -1,6 +1,8 @@
 // flashps-paint: paint a mask over an image and regenerate it with FlashPS.
 //   flashps-paint [IMAGE]
 #include <QApplication>
+#include <QMessageBox>
+#include <cstdio>
 #include <flashps/flashps.hpp>
 
 #include "main_window.h"
@@ -11,7 +13,13 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("flashps-paint");
   // Process-wide SDK settings before any model: threads from FLASHPS_THREADS (else all cores),
   // malloc keeping freed memory (LibTorch on CPUs is much faster so).
-  flashps::sdk::init();
+  try {
+    flashps::sdk::init();
+  } catch (const flashps::sdk::Error& error) {  // e.g. FLASHPS_THREADS=abc: say so, do not crash
+    std::fprintf(stderr, "flashps-paint: error: %s\n", error.what());
+    QMessageBox::critical(nullptr, "flashps-paint", QString::fromStdString(error.what()));
+    return 1;
+  }
   flashps_paint::MainWindow window;
   window.show();
   const QStringList arguments = QApplication::arguments();
