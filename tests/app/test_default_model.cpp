@@ -9,6 +9,7 @@
 #include "app/default_model.h"
 #include "core/log.h"
 #include "support/temp_dir.h"
+#include "support/source_dir.h"
 
 using flashps::app::choose_model;
 
@@ -36,7 +37,7 @@ class ScopedEnv {
 
 TEST_CASE("an explicit model folder wins, then FLASHPS_MODEL, then the bundled model's first existing location",
           "[default_model]") {
-  const std::string bundled = std::string(FLASHPS_SOURCE_DIR) + "/samples/models/flashps-fill-small";
+  const std::string bundled = flashps::test::source_dir() + "/samples/models/flashps-fill-small";
   CHECK(choose_model("/some/model", {bundled}).dir == "/some/model");
   {
     ScopedEnv model("FLASHPS_MODEL", "/from/the/environment");
@@ -55,7 +56,7 @@ TEST_CASE("the library knows where the bundled model is: beside the loaded binar
   REQUIRE(dirs.size() == 3);
   for (const std::string& dir : dirs) CHECK_THAT(dir, Catch::EndsWith("/models/flashps-fill-small"));
   CHECK_THAT(dirs[0], Catch::Contains("/share/flashps/models/"));  // <binary's folder>/../share/flashps
-  CHECK(dirs[2] == std::string(FLASHPS_SOURCE_DIR) + "/samples/models/flashps-fill-small");
+  CHECK(dirs[2] == flashps::test::source_dir() + "/samples/models/flashps-fill-small");
 }
 
 TEST_CASE("without the bundled model a random-weight stand-in is written once, with logged warnings",

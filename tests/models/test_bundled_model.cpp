@@ -13,11 +13,12 @@
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "pipeline/image_tensors.h"
 #include "workload/mask_ratio_trace.h"
+#include "support/source_dir.h"
 
 using namespace flashps;
 
 namespace {
-const std::string kSource = FLASHPS_SOURCE_DIR;
+const std::string kSource = flashps::test::source_dir();
 const std::string kModel = kSource + "/samples/models/flashps-fill-small";
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include "models/vae/deblocking_filter.h"
 #include "models/vae/patch_autoencoder.h"
 #include "pipeline/image_tensors.h"
+#include "support/source_dir.h"
 
 using namespace flashps;
 
@@ -73,14 +74,14 @@ TEST_CASE("deblocking turns small steps between flat blocks into ramps", "[vae][
 }
 
 TEST_CASE("the bundled decoder's deblocking leaves photos' reconstructions as they were", "[vae][deblocking][bundled]") {
-  auto autoencoder = load_patch_autoencoder(std::string(FLASHPS_SOURCE_DIR) + "/samples/models/flashps-fill-small/vae");
+  auto autoencoder = load_patch_autoencoder(flashps::test::source_dir() + "/samples/models/flashps-fill-small/vae");
   REQUIRE(autoencoder->config().deblocking.block == 8);
   for (const char* name : {"fig", "mountains"}) {
     INFO(name);
     // At the model's 256 px, as the pipeline decodes its windows (the JPEG files' own 8x8 grid,
     // which the filter would soften, does not survive resampling).
     const at::Tensor photo = image_to_tensor(resize_bilinear(
-        read_image(std::string(FLASHPS_SOURCE_DIR) + "/samples/images/" + name + ".jpg"), 256, 256)).unsqueeze(0);
+        read_image(flashps::test::source_dir() + "/samples/images/" + name + ".jpg"), 256, 256)).unsqueeze(0);
     const at::Tensor latents = autoencoder->encode_to_latents(photo);
     const double plain = psnr(autoencoder->decode_latents_unfiltered(latents), photo);
     const double deblocked = psnr(autoencoder->decode_latents(latents), photo);

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "support/source_dir.h"
+
 namespace flashps::test {
 
 inline std::optional<std::filesystem::path> fixtures_root() {
@@ -13,7 +15,7 @@ inline std::optional<std::filesystem::path> fixtures_root() {
   if (const char* env = std::getenv("FLASHPS_FIXTURES_DIR")) {
     root = env;
   } else {
-    root = std::filesystem::path(FLASHPS_SOURCE_DIR) / ".." / "shared" / "fixtures";
+    root = std::filesystem::path(source_dir()) / ".." / "shared" / "fixtures";
   }
   if (std::filesystem::is_directory(root)) return std::filesystem::canonical(root);
   return std::nullopt;

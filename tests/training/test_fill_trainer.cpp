@@ -11,6 +11,7 @@
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "support/temp_dir.h"
 #include "training/fill_trainer.h"
+#include "support/source_dir.h"
 
 using namespace flashps;
 using namespace flashps::training;
@@ -20,7 +21,7 @@ namespace {
 FillTrainerOptions tiny_options(const std::string& output_dir, int64_t steps) {
   FillTrainerOptions options;
   options.output_dir = output_dir;
-  options.photo_folders = {std::string(FLASHPS_SOURCE_DIR) + "/samples/images"};
+  options.photo_folders = {flashps::test::source_dir() + "/samples/images"};
   options.photo_options.holdout_every = 0;
   options.photo_options.max_short_side = 64;
   FillModelSpec& spec = options.spec;
