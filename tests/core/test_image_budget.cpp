@@ -66,7 +66,8 @@ TEST_CASE("A 69-byte PNG claiming 2147483647x1 fails at once, 8- and 16-bit RGBA
     const Bytes png = make_png(0x7FFFFFFF, 1, bit_depth, 6, {0});
     REQUIRE(png.size() == 69);
     const std::string name = "bomb" + std::to_string(bit_depth) + ".png";
-    check_refused_cheaply(png, name, name + ": image dimensions 2147483647x1 exceed the limit of 16384 pixels per side");
+    check_refused_cheaply(png, name,
+                          name + ": image dimensions 2147483647x1 exceed the limit of 16384 pixels per side");
   }
 }
 
