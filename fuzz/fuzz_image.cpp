@@ -1,5 +1,7 @@
 // libFuzzer target for the PNG / JPEG decoder: any input must decode or throw flashps::Error,
-// never crash, hang, leak or exit. Seeds: fuzz/corpus/image/.
+// never crash, hang, leak, exit or exceed the default image budget (run-fuzzers.sh's RSS limit
+// makes a decompression bomb a finding). Seeds: fuzz/corpus/image/, crafted bombs included (IHDR
+// claiming 2147483647x1, SOF claiming 16000x6000, SOF claiming more than its data).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // A decoded image must be well formed and within the documented limits.
     flashps::check_image(image, "decoded");
     if (image.width > flashps::kMaxImageSide || image.height > flashps::kMaxImageSide ||
-        static_cast<int64_t>(image.pixel_count()) > flashps::kMaxImagePixels) {
+        static_cast<int64_t>(image.pixel_count()) > flashps::kMaxImagePixels ||
+        static_cast<int64_t>(image.pixels.size()) > flashps::kMaxImageBytes) {
       std::abort();
     }
     // Exercise the conversions on whatever layout came out.

@@ -9,8 +9,10 @@
 # top-level project with -DFLASHPS_BUILD_FUZZERS=ON.) ccache is used when installed.
 #
 # Each target runs on a scratch copy of fuzz/corpus/<name>/ (the checked-in seeds stay untouched)
-# with fuzz/fuzz_<name>.dict when present. Crash, leak, timeout and sanitizer reproducers are
-# written to build-fuzz/artifacts/. Exits non-zero if any target finds something.
+# with fuzz/fuzz_<name>.dict when present. -rss_limit_mb=2048 (and libFuzzer's malloc limit, which
+# follows it) makes an input that costs more memory than that a finding: a decompression bomb.
+# Crash, leak, timeout, out-of-memory and sanitizer reproducers are written to
+# build-fuzz/artifacts/. Exits non-zero if any target finds something.
 set -euo pipefail
 
 seconds="${1:-30}"

@@ -3,6 +3,7 @@
 #include <flashps/flashps.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
 #include "commands.h"
 #include "terminal_progress.h"
@@ -145,6 +147,14 @@ nlohmann::json stats_json(const fps::EditStats& stats) {
           {"notes", stats.notes}};
 }
 
+// write_image picks the format by extension; anything but .png is JPEG.
+bool ends_with_png(const std::string& path) {
+  if (path.size() < 4) return false;
+  std::string extension = path.substr(path.size() - 4);
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return extension == ".png";
+}
+
 void print_notes(const fps::EditStats& stats) {
   for (const auto& note : stats.notes) std::cerr << "flashps: note: " << note << "\n";
 }
@@ -186,6 +196,9 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
       finish_progress_line(options.quiet);
       result.image.save(options.output);
       print_notes(result.stats);
+      if (result.image.channels == 4 && !ends_with_png(options.output))
+        std::cerr << "flashps: note: the input's transparency is not in " << options.output
+                  << ": JPEG has no alpha channel (write a .png to keep it)\n";
       if (options.json) {
         std::cout << stats_json(result.stats).dump(2) << "\n";
       } else if (!options.quiet) {

@@ -147,7 +147,7 @@ TEST_CASE("engine API: NULL handles and outputs, bad struct sizes and values are
     CHECK(submit(open.handle, edit, &submit_params, request) == FLASHPS_INVALID_ARGUMENT);
     flashps_image three_channel_mask = test_image().image;
     CHECK(flashps_engine_submit(open.handle, test_image().get(), &three_channel_mask, &edit, nullptr,
-                                &request.handle) == FLASHPS_OK);  // masks may be RGB(A): luma x alpha
+                                &request.handle) == FLASHPS_OK);  // masks may be RGB(A): mask_values
     flashps_request_free(request.handle);
     request.handle = nullptr;
     flashps_image no_pixels = test_image().image;

@@ -223,7 +223,7 @@ TEST_CASE("mask API: invert, clear, fill, bounds and the effective mask", "[api]
   CHECK(flashps_mask_bounds(&mask, nullptr) == FLASHPS_INVALID_ARGUMENT);
 }
 
-TEST_CASE("mask API: mask_from_image is mask_values (luma x alpha)", "[api][mask_api]") {
+TEST_CASE("mask API: mask_from_image is mask_values (the one mask rule)", "[api][mask_api]") {
   Image rgba(6, 5, 4);
   for (size_t i = 0; i < rgba.pixels.size(); ++i) rgba.pixels[i] = static_cast<uint8_t>((i * 37) % 256);
   Image rgb(6, 5, 3);

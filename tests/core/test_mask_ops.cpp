@@ -76,6 +76,43 @@ TEST_CASE("binarize_mask reads gray, RGB and RGBA masks", "[mask]") {
   CHECK_THROWS_WITH(flashps::binarize_mask(two_channels), Contains("mask: unsupported channel count 2"));
 }
 
+TEST_CASE("mask_values: one rule for colour, alpha-only and transparent-layer masks", "[mask]") {
+  // Colour masks count by their brightest channel: pure red, green or blue strokes are fully set.
+  const Image colours = image_from(5, 1, 3, {255, 0, 0, 0, 255, 0, 0, 0, 255, 100, 20, 30, 0, 0, 0});
+  CHECK(flashps::mask_values(colours).pixels == Bytes{255, 255, 255, 100, 0});
+  // Strokes in alpha alone (black on a transparent layer): alpha is the coverage.
+  const Image alpha_only = image_from(3, 1, 4, {0, 0, 0, 255, 0, 0, 0, 0, 0, 0, 0, 128});
+  CHECK(flashps::mask_values(alpha_only).pixels == Bytes{255, 0, 128});
+  // Hidden colour under fully transparent pixels does not count as visible colour.
+  const Image hidden_white = image_from(2, 1, 4, {0, 0, 0, 255, 255, 255, 255, 0});
+  CHECK(flashps::mask_values(hidden_white).pixels == Bytes{255, 0});
+  // Red strokes on a transparent layer: colour times alpha.
+  const Image red_layer = image_from(3, 1, 4, {255, 0, 0, 255, 0, 0, 0, 0, 255, 0, 0, 51});
+  CHECK(flashps::mask_values(red_layer).pixels == Bytes{255, 0, 51});
+  // An opaque all-black RGBA mask is empty, and opaque white on black reads as RGB would.
+  CHECK(flashps::mask_values(image_from(2, 1, 4, {0, 0, 0, 255, 0, 0, 0, 255})).pixels == Bytes{0, 0});
+  CHECK(flashps::mask_values(image_from(2, 1, 4, {0, 0, 0, 255, 255, 255, 255, 255})).pixels == Bytes{0, 255});
+  // Every reader agrees: ratio, bounds and binarization of an alpha-only mask.
+  const Image stroke = image_from(4, 1, 4, {0, 0, 0, 0, 0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0, 0});
+  CHECK(flashps::binarize_mask(stroke).pixels == Bytes{0, 255, 255, 0});
+  CHECK(flashps::mask_ratio(stroke) == Approx(0.5));
+  const flashps::PixelBox box = flashps::mask_bounding_box(stroke);
+  CHECK((box.x == 1 && box.w == 2 && box.h == 1));
+}
+
+TEST_CASE("restore_alpha keeps the input's transparency, opaque where regenerated", "[mask]") {
+  const Image input = image_from(3, 1, 4, {1, 2, 3, 0, 4, 5, 6, 100, 7, 8, 9, 255});
+  const Image result = image_from(3, 1, 3, {10, 11, 12, 13, 14, 15, 16, 17, 18});
+  CHECK(flashps::restore_alpha(result, input, Image()).pixels ==
+        Bytes{10, 11, 12, 0, 13, 14, 15, 100, 16, 17, 18, 255});
+  const Image paste = image_from(3, 1, 1, {255, 0, 128});
+  CHECK(flashps::restore_alpha(result, input, paste).pixels ==
+        Bytes{10, 11, 12, 255, 13, 14, 15, 100, 16, 17, 18, 255});
+  CHECK(flashps::restore_alpha(result, image_from(3, 1, 3, Bytes(9, 0)), paste).channels == 3);
+  CHECK_THROWS_WITH(flashps::restore_alpha(image_from(1, 1, 3, {0, 0, 0}), input, Image()),
+                    Contains("restore_alpha: result 1x1"));
+}
+
 TEST_CASE("grow_mask dilates with an exact disc", "[mask]") {
   const Image dot = mask_from({".......", ".......", ".......", "...#...", ".......", ".......", "......."});
   CHECK(rows_of(flashps::grow_mask(dot, 2)) == std::vector<std::string>{

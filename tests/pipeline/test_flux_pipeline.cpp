@@ -74,6 +74,41 @@ TEST_CASE("unmasked pixels are pasted back unchanged", "[pipeline]") {
   CHECK(changed_inside > 0);
 }
 
+TEST_CASE("an RGBA input keeps its alpha: exactly where kept, opaque where regenerated", "[pipeline][alpha]") {
+  test::TempDir dir;
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  const Image rgb = gradient_image(48, 48);
+  Image rgba(48, 48, 4);
+  for (size_t i = 0; i < rgb.pixel_count(); ++i) {
+    for (int c = 0; c < 3; ++c) rgba.pixels[i * 4 + c] = rgb.pixels[i * 3 + c];
+    rgba.pixels[i * 4 + 3] = static_cast<uint8_t>(i % 200);  // every pixel partly transparent
+  }
+  const Image mask = box_mask(48, 48, 0, 0, 16);
+  const EditResult result = pipeline->edit(request_for(rgba, mask, 1));
+  REQUIRE(result.image.channels == 4);
+  int wrong_kept = 0, wrong_regenerated = 0;
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 48; ++x) {
+      if (mask.at(x, y)) {
+        wrong_regenerated += result.image.at(x, y, 3) != 255;
+      } else {
+        for (int c = 0; c < 4; ++c) wrong_kept += result.image.at(x, y, c) != rgba.at(x, y, c);
+      }
+    }
+  CHECK(wrong_kept == 0);
+  CHECK(wrong_regenerated == 0);
+  // An empty mask returns the input, alpha included.
+  const EditResult unchanged = pipeline->edit(request_for(rgba, Image(48, 48, 1, 0), 1));
+  CHECK(unchanged.image.pixels == rgba.pixels);
+  // A mask painted in alpha alone (black strokes on a transparent layer) is read, not empty.
+  Image alpha_mask(48, 48, 4, 0);
+  for (int y = 0; y < 16; ++y)
+    for (int x = 0; x < 16; ++x) alpha_mask.at(x, y, 3) = 255;
+  const EditResult from_alpha = pipeline->edit(request_for(rgb, alpha_mask, 1));
+  CHECK(from_alpha.stats.steps_run > 0);
+  CHECK(from_alpha.stats.mask_ratio > 0);
+}
+
 TEST_CASE("an empty mask returns the template without running the model", "[pipeline]") {
   test::TempDir dir;
   auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);

@@ -105,7 +105,12 @@ typedef struct flashps_image {
   uint8_t* pixels;
 } flashps_image;
 
-/* Reads a PNG or JPEG. FLASHPS_NOT_FOUND, FLASHPS_CORRUPT_DATA, FLASHPS_IO_ERROR name the file. */
+/* Reads a PNG or JPEG. FLASHPS_NOT_FOUND, FLASHPS_CORRUPT_DATA (also a JPEG whose data ends before
+ * the size its header declares), FLASHPS_IO_ERROR name the file. An image over the budget is
+ * refused right after its header, before its pixels are allocated (FLASHPS_UNSUPPORTED): 16384
+ * pixels a side, 64 million pixels (environment FLASHPS_MAX_IMAGE_PIXELS) and 1 GiB of decoding
+ * memory (FLASHPS_MAX_IMAGE_BYTES, in bytes); a malformed value of either is
+ * FLASHPS_INVALID_ARGUMENT. An RGBA image stays RGBA; edits keep its alpha. */
 FLASHPS_EXPORT flashps_status flashps_image_load(const char* path, flashps_image* image);
 /* Decodes PNG or JPEG bytes held in memory; `name` is used in messages. */
 FLASHPS_EXPORT flashps_status flashps_image_decode(const void* bytes, size_t size, const char* name,

@@ -31,9 +31,11 @@ typedef struct flashps_mask_stroke flashps_mask_stroke; /* opaque */
 
 FLASHPS_EXPORT flashps_brush flashps_brush_default(void);
 
-/* The mask an image means, by the SDK's one rule: a pixel is masked by its luma times its alpha
- * (grey masks as they are; RGB by luma; RGBA by luma x alpha; 1-channel as is). New 1-channel
- * image (free it). */
+/* The mask an image means, by the SDK's one rule (every edit reads masks by it): 1-channel as is;
+ * RGB by its brightest channel, max(R, G, B), so a pure red stroke is fully masked; RGBA by
+ * max(R, G, B) x alpha / 255, except when the strokes live in alpha alone (some pixel is
+ * see-through and every visible one is black): then by alpha. 128 and above is regenerated.
+ * New 1-channel image (free it). */
 FLASHPS_EXPORT flashps_status flashps_mask_from_image(const flashps_image* image, flashps_image* mask);
 
 /* A stroke on `mask` (1-channel): the first dab at (x, y). The stroke keeps mask->pixels (not

@@ -134,12 +134,14 @@ Image to_image(const flashps_image& image, const char* name) {
   if (!image.pixels) throw InvalidArgumentError(label + ": pixels is NULL");
   if (image.channels != 1 && image.channels != 3 && image.channels != 4)
     throw InvalidArgumentError(label + ": channels is " + std::to_string(image.channels) + "; it must be 1, 3 or 4");
+  // The decoders' budget, so an image flashps_image_load accepted is accepted here too.
+  const int64_t max_pixels = image_budget().max_pixels;
   if (image.width == 0 || image.height == 0 || image.width > static_cast<uint32_t>(kMaxImageSide) ||
       image.height > static_cast<uint32_t>(kMaxImageSide) ||
-      uint64_t{image.width} * image.height > static_cast<uint64_t>(kMaxImagePixels))
+      uint64_t{image.width} * image.height > static_cast<uint64_t>(max_pixels))
     throw InvalidArgumentError(label + ": size " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                                " is outside 1.." + std::to_string(kMaxImageSide) + " per side (at most " +
-                               std::to_string(kMaxImagePixels) + " pixels)");
+                               std::to_string(max_pixels) + " pixels, FLASHPS_MAX_IMAGE_PIXELS)");
   Image result(static_cast<int>(image.width), static_cast<int>(image.height), static_cast<int>(image.channels));
   std::memcpy(result.pixels.data(), image.pixels, result.pixels.size());
   return result;

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <csetjmp>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -39,13 +40,57 @@ constexpr uintmax_t kMaxFileBytes = uintmax_t{1} << 30;
 constexpr size_t kMessageLength = 200;
 static_assert(kMessageLength >= JMSG_LENGTH_MAX, "libjpeg formats messages into this buffer");
 
-void check_dimensions(uint64_t width, uint64_t height, const std::string& name) {
-  if (width > static_cast<uint64_t>(kMaxImageSide) || height > static_cast<uint64_t>(kMaxImageSide) ||
-      width * height > static_cast<uint64_t>(kMaxImagePixels)) {
-    throw CorruptDataError(name + ": image dimensions " + std::to_string(width) + "x" + std::to_string(height) +
-                           " exceed the limit (" + std::to_string(kMaxImageSide) + " per side, " +
-                           std::to_string(kMaxImagePixels) + " pixels)");
+std::string size_text(uint64_t width, uint64_t height) {
+  return std::to_string(width) + "x" + std::to_string(height);
+}
+
+std::string byte_text(uint64_t bytes) {
+  if (bytes < (1u << 20)) return std::to_string(bytes) + " bytes";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// Called with the header's declared size, before the decoder allocates anything that scales with it.
+void check_dimensions(uint64_t width, uint64_t height, const ImageBudget& budget, const std::string& name) {
+  const uint64_t side = kMaxImageSide;
+  if (width > side || height > side) {
+    throw UnsupportedError(name + ": image dimensions " + size_text(width, height) + " exceed the limit of " +
+                           std::to_string(side) + " pixels per side");
   }
+  if (width * height > static_cast<uint64_t>(budget.max_pixels)) {
+    throw UnsupportedError(name + ": image dimensions " + size_text(width, height) + " exceed the limit of " +
+                           std::to_string(budget.max_pixels) + " pixels (FLASHPS_MAX_IMAGE_PIXELS raises it)");
+  }
+}
+
+// `bytes`: the decoded pixels plus what the decoder itself holds for this size.
+void check_bytes(uint64_t width, uint64_t height, uint64_t bytes, const ImageBudget& budget, const std::string& name) {
+  if (bytes > static_cast<uint64_t>(budget.max_bytes)) {
+    throw UnsupportedError(name + ": decoding the " + size_text(width, height) + " image needs " + byte_text(bytes) +
+                           ", over the limit of " + byte_text(budget.max_bytes) +
+                           " (FLASHPS_MAX_IMAGE_BYTES raises it)");
+  }
+}
+
+// Positive whole number from the environment, or `fallback` when unset.
+int64_t budget_from_environment(const char* variable, int64_t fallback) {
+  const char* text = std::getenv(variable);
+  if (!text || !*text) return fallback;
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (!std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' || errno == ERANGE || value <= 0) {
+    throw InvalidArgumentError(std::string(variable) + ": expected a positive whole number, got '" + text + "'");
+  }
+  return value;
+}
+
+// Why a write failed, in words a user acts on: a full disk is the common case.
+std::string write_failure_text(int error_number) {
+  if (error_number == ENOSPC) return "the disk is full (" + std::string(std::strerror(error_number)) + ")";
+  if (error_number == EDQUOT) return "the disk quota is exhausted (" + std::string(std::strerror(error_number)) + ")";
+  return std::strerror(error_number);
 }
 
 // Grows the pixel buffer one row at a time (capacity doubling, capped at the final size), so a
@@ -99,15 +144,25 @@ struct PngLayout {
   int stored_bits_per_pixel = 0;  // as in the file, before our transforms
 };
 
-bool png_read_layout(png_structp png, png_infop info, PngLayout& layout) {
+// Reads the chunks before the image data; allocates nothing that scales with the declared size.
+bool png_read_header(png_structp png, png_infop info, PngLayout& layout) {
   if (setjmp(png_jmpbuf(png))) return false;
-  // Our own limit below gives a clearer message than libpng's default of 1,000,000 per side.
+  // Our own limit (check_dimensions) gives a clearer message than libpng's default of 1,000,000 per side.
   png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
   png_read_info(png, info);
+  layout.width = png_get_image_width(png, info);
+  layout.height = png_get_image_height(png, info);
+  layout.stored_bits_per_pixel = png_get_channels(png, info) * png_get_bit_depth(png, info);
+  return true;
+}
+
+// Sets our 8-bit gray/RGB/RGBA transforms. png_read_update_info allocates the row buffers (for a
+// 2^31-pixel row, gigabytes it then clears), so it runs only after check_dimensions.
+bool png_read_layout(png_structp png, png_infop info, PngLayout& layout) {
+  if (setjmp(png_jmpbuf(png))) return false;
   const int color_type = png_get_color_type(png, info);
   const int bit_depth = png_get_bit_depth(png, info);
   const bool has_transparency = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
-  layout.stored_bits_per_pixel = png_get_channels(png, info) * bit_depth;
   if (bit_depth == 16) png_set_scale_16(png);  // rounds, unlike png_set_strip_16
   if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
   if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
@@ -118,8 +173,6 @@ bool png_read_layout(png_structp png, png_infop info, PngLayout& layout) {
   }
   layout.passes = png_set_interlace_handling(png);
   png_read_update_info(png, info);
-  layout.width = png_get_image_width(png, info);
-  layout.height = png_get_image_height(png, info);
   layout.channels = png_get_channels(png, info);
   return true;
 }
@@ -144,7 +197,7 @@ bool png_read_pixels(png_structp png, Image& image, int passes) {
   return true;
 }
 
-Image decode_png(const uint8_t* bytes, size_t size, const std::string& name) {
+Image decode_png(const uint8_t* bytes, size_t size, const std::string& name, const ImageBudget& budget) {
   PngSource source;
   source.data = bytes;
   source.size = size;
@@ -159,17 +212,23 @@ Image decode_png(const uint8_t* bytes, size_t size, const std::string& name) {
     return CorruptDataError(name + ": corrupt PNG data (" + source.message + ")");
   };
   PngLayout layout;
-  if (!png_read_layout(handles.png, handles.info, layout)) throw fail();
-  check_dimensions(layout.width, layout.height, name);
+  if (!png_read_header(handles.png, handles.info, layout)) throw fail();
+  check_dimensions(layout.width, layout.height, budget, name);
   // Deflate compresses at most 1032:1, so data too short for the declared size is cut off; say so
   // now rather than after allocating (an interlaced image needs its whole buffer up front).
   const uint64_t stored_bytes = uint64_t{layout.width} * layout.height * layout.stored_bits_per_pixel / 8;
   if ((source.size - source.position + 64) * kMaxDeflateRatio < stored_bytes) {
     throw CorruptDataError(name + ": truncated PNG data");
   }
+  if (!png_read_layout(handles.png, handles.info, layout)) throw fail();
   if (layout.channels != 1 && layout.channels != 3 && layout.channels != 4) {
     throw UnsupportedError(name + ": unsupported PNG layout (" + std::to_string(layout.channels) + " channels)");
   }
+  // The decoded pixels plus libpng's two rows as stored (16-bit rows are twice the output's).
+  const uint64_t row_bytes = uint64_t{layout.width} * layout.stored_bits_per_pixel / 8 + 1;
+  check_bytes(layout.width, layout.height,
+              uint64_t{layout.width} * layout.height * static_cast<uint64_t>(layout.channels) + 2 * row_bytes, budget,
+              name);
   Image image;
   image.width = static_cast<int>(layout.width);
   image.height = static_cast<int>(layout.height);
@@ -184,22 +243,34 @@ struct JpegErrors {
   jpeg_error_mgr base;  // first member: libjpeg hands the handlers a jpeg_error_mgr*
   std::jmp_buf jump;
   bool truncated;
+  int error_number;  // errno when libjpeg gave up, for write errors
   char message[kMessageLength];
 };
 
 void jpeg_on_error(j_common_ptr codec) {
   auto* errors = reinterpret_cast<JpegErrors*>(codec->err);
+  errors->error_number = errno;
   (*codec->err->format_message)(codec, errors->message);
   std::longjmp(errors->jump, 1);
 }
 
-// libjpeg only warns about a premature end of data (and pads the image with gray); for us that is
-// truncation. Other warnings (extraneous bytes before a marker, ...) are common in camera files.
+// libjpeg only warns when the data ends before the image does (a truncated file, or a header that
+// claims more than the data holds) or cannot be decoded, and fills the rest with grey: for us those
+// are errors. Other warnings (extraneous bytes before a marker, ...) are common in camera files.
 void jpeg_on_message(j_common_ptr codec, int level) {
+  if (level >= 0) return;
   auto* errors = reinterpret_cast<JpegErrors*>(codec->err);
-  if (level < 0 && codec->err->msg_code == JWRN_JPEG_EOF) {
-    errors->truncated = true;
-    std::longjmp(errors->jump, 1);
+  switch (codec->err->msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+      errors->truncated = true;
+      std::longjmp(errors->jump, 1);
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+    case JWRN_NOT_SEQUENTIAL:
+      (*codec->err->format_message)(codec, errors->message);
+      std::longjmp(errors->jump, 1);
+    default: return;
   }
 }
 
@@ -217,6 +288,7 @@ void install_jpeg_errors(JpegErrors& errors) {
   errors.base.error_exit = jpeg_on_error;
   errors.base.emit_message = jpeg_on_message;
   errors.truncated = false;
+  errors.error_number = 0;
   errors.message[0] = '\0';
 }
 
@@ -251,6 +323,18 @@ bool jpeg_read_layout(JpegDecoder& decoder, const uint8_t* bytes, size_t size) {
   return true;
 }
 
+// What libjpeg holds that scales with the image: a multi-scan (progressive) file keeps every
+// component's DCT coefficients (64 shorts per 8x8 block) until the last scan.
+uint64_t jpeg_working_bytes(const jpeg_decompress_struct& codec) {
+  if (!jpeg_has_multiple_scans(const_cast<j_decompress_ptr>(&codec))) return 0;
+  uint64_t bytes = 0;
+  for (int c = 0; c < codec.num_components; ++c) {
+    const jpeg_component_info& component = codec.comp_info[c];
+    bytes += uint64_t{component.width_in_blocks} * component.height_in_blocks * sizeof(JBLOCK);
+  }
+  return bytes;
+}
+
 bool jpeg_read_pixels(JpegDecoder& decoder, Image& image) {
   if (setjmp(decoder.errors.jump)) return false;
   jpeg_start_decompress(&decoder.codec);
@@ -280,7 +364,7 @@ Image cmyk_to_rgb(const Image& cmyk, bool inverted) {
   return rgb;
 }
 
-Image decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name) {
+Image decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name, const ImageBudget& budget) {
   JpegDecoder decoder;
   install_jpeg_errors(decoder.errors);
   decoder.codec.err = &decoder.errors.base;
@@ -289,12 +373,27 @@ Image decode_jpeg(const uint8_t* bytes, size_t size, const std::string& name) {
     return CorruptDataError(name + ": corrupt JPEG data (" + decoder.errors.message + ")");
   };
   if (!jpeg_read_layout(decoder, bytes, size)) throw fail();
-  check_dimensions(decoder.codec.output_width, decoder.codec.output_height, name);
+  const uint64_t width = decoder.codec.output_width, height = decoder.codec.output_height;
+  check_dimensions(width, height, budget, name);
+  // CMYK decodes to 4 channels, then a 3-channel copy.
+  const uint64_t channels = decoder.codec.out_color_space == JCS_CMYK ? 7 : decoder.codec.out_color_components;
+  const uint64_t pixel_bytes = width * height * channels;
+  check_bytes(width, height, pixel_bytes + jpeg_working_bytes(decoder.codec), budget, name);
+  // libjpeg's own limit as well, for what it allocates beyond our estimate (it has no backing
+  // store, so going over it is an error rather than a temporary file).
+  decoder.codec.mem->max_memory_to_use = static_cast<long>(static_cast<uint64_t>(budget.max_bytes) - pixel_bytes);
   Image image;
   image.width = static_cast<int>(decoder.codec.output_width);
   image.height = static_cast<int>(decoder.codec.output_height);
   image.channels = decoder.codec.out_color_components;
-  if (!jpeg_read_pixels(decoder, image)) throw fail();
+  if (!jpeg_read_pixels(decoder, image)) {
+    if (decoder.errors.base.msg_code == JERR_NO_BACKING_STORE) {  // over max_memory_to_use
+      throw UnsupportedError(name + ": decoding the " + size_text(width, height) +
+                             " image needs more than the limit of " + byte_text(budget.max_bytes) +
+                             " (FLASHPS_MAX_IMAGE_BYTES raises it)");
+    }
+    throw fail();
+  }
   if (decoder.codec.out_color_space == JCS_CMYK) return cmyk_to_rgb(image, decoder.codec.saw_Adobe_marker);
   return image;
 }
@@ -328,9 +427,31 @@ struct PngWriteHandles {
   ~PngWriteHandles() { png_destroy_write_struct(&png, info ? &info : nullptr); }
 };
 
-bool png_write_step(png_structp png, png_infop info, std::FILE* file, const Image& image) {
+// libpng's own stdio writer reports every failure as "Write Error"; ours keeps errno.
+struct PngSink {
+  std::FILE* file = nullptr;
+  int error_number = 0;
+};
+
+void png_write_to_file(png_structp png, png_bytep data, png_size_t length) {
+  auto* sink = static_cast<PngSink*>(png_get_io_ptr(png));
+  if (std::fwrite(data, 1, length, sink->file) != length) {
+    sink->error_number = errno;
+    png_error(png, "write failed");
+  }
+}
+
+void png_flush_file(png_structp png) {
+  auto* sink = static_cast<PngSink*>(png_get_io_ptr(png));
+  if (std::fflush(sink->file) != 0) {
+    sink->error_number = errno;
+    png_error(png, "write failed");
+  }
+}
+
+bool png_write_step(png_structp png, png_infop info, PngSink& sink, const Image& image) {
   if (setjmp(png_jmpbuf(png))) return false;
-  png_init_io(png, file);
+  png_set_write_fn(png, &sink, png_write_to_file, png_flush_file);
   const int color_type = image.channels == 1   ? PNG_COLOR_TYPE_GRAY
                          : image.channels == 3 ? PNG_COLOR_TYPE_RGB
                                                : PNG_COLOR_TYPE_RGBA;
@@ -393,13 +514,24 @@ void check_image(const Image& image, const std::string& name) {
   }
 }
 
+ImageBudget image_budget() {
+  ImageBudget budget;
+  budget.max_pixels = budget_from_environment("FLASHPS_MAX_IMAGE_PIXELS", kMaxImagePixels);
+  budget.max_bytes = budget_from_environment("FLASHPS_MAX_IMAGE_BYTES", kMaxImageBytes);
+  return budget;
+}
+
 Image decode_image(const uint8_t* bytes, size_t size, const std::string& source_name) {
+  return decode_image(bytes, size, source_name, image_budget());
+}
+
+Image decode_image(const uint8_t* bytes, size_t size, const std::string& source_name, const ImageBudget& budget) {
   if (size == 0) throw CorruptDataError(source_name + ": empty data");
   if (size >= sizeof kPngSignature && std::memcmp(bytes, kPngSignature, sizeof kPngSignature) == 0) {
-    return decode_png(bytes, size, source_name);
+    return decode_png(bytes, size, source_name, budget);
   }
   if (size >= sizeof kJpegSignature && std::memcmp(bytes, kJpegSignature, sizeof kJpegSignature) == 0) {
-    return decode_jpeg(bytes, size, source_name);
+    return decode_jpeg(bytes, size, source_name, budget);
   }
   // A file cut inside its signature is still recognisably truncated (two bytes at least, so a
   // single stray 0xFF byte is not called a JPEG).
@@ -438,7 +570,39 @@ Image read_image(const std::string& path) {
   std::fclose(file);
   if (read_failed) throw IoError(path + ": cannot read: " + reason);
   if (bytes.empty()) throw CorruptDataError(path + ": empty file");
-  return decode_image(bytes.data(), bytes.size(), path);
+  return decode_image(bytes.data(), bytes.size(), path, image_budget());
+}
+
+void write_image_stream(std::FILE* file, const Image& image, ImageFormat format, const std::string& name) {
+  check_image(image, name);
+  if (format == ImageFormat::png) {
+    char message[kMessageLength] = {};
+    PngWriteHandles handles;
+    handles.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, message, png_on_error, png_on_warning);
+    if (handles.png) handles.info = png_create_info_struct(handles.png);
+    if (!handles.png || !handles.info) throw Error(name + ": cannot initialise libpng (out of memory)");
+    PngSink sink;
+    sink.file = file;
+    if (!png_write_step(handles.png, handles.info, sink, image)) {
+      const std::string reason = sink.error_number ? write_failure_text(sink.error_number) : message;
+      throw IoError(name + ": cannot write PNG: " + reason);
+    }
+  } else {
+    const Image pixels = image.channels == 4 ? to_rgb(image) : Image();
+    JpegEncoder encoder;
+    install_jpeg_errors(encoder.errors);
+    encoder.codec.err = &encoder.errors.base;
+    if (!jpeg_write_step(encoder, file, image.channels == 4 ? pixels : image)) {
+      const bool io_failed = encoder.errors.base.msg_code == JERR_FILE_WRITE && encoder.errors.error_number != 0;
+      throw IoError(name + ": cannot write JPEG: " +
+                    (io_failed ? write_failure_text(encoder.errors.error_number) : encoder.errors.message));
+    }
+  }
+  // stdio holds the last bytes until this flush: a full disk often shows only here.
+  if (std::fflush(file) != 0 || std::ferror(file)) {
+    throw IoError(name + ": cannot write " + (format == ImageFormat::png ? "PNG" : "JPEG") + ": " +
+                  write_failure_text(errno));
+  }
 }
 
 void write_image(const std::string& path, const Image& image) {
@@ -453,33 +617,16 @@ void write_image(const std::string& path, const Image& image) {
   TemporaryFile temporary;
   temporary.path = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   temporary.file = std::fopen(temporary.path.c_str(), "wbx");
-  if (!temporary.file) throw IoError(path + ": cannot create temporary file '" + temporary.path + "': " + errno_text());
+  if (!temporary.file) {
+    throw IoError(path + ": cannot create temporary file '" + temporary.path + "': " + write_failure_text(errno));
+  }
 
-  if (as_png) {
-    char message[kMessageLength] = {};
-    PngWriteHandles handles;
-    handles.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, message, png_on_error, png_on_warning);
-    if (handles.png) handles.info = png_create_info_struct(handles.png);
-    if (!handles.png || !handles.info) throw Error(path + ": cannot initialise libpng (out of memory)");
-    if (!png_write_step(handles.png, handles.info, temporary.file, image)) {
-      throw IoError(path + ": cannot write PNG: " + message);
-    }
-  } else {
-    const Image pixels = image.channels == 4 ? to_rgb(image) : Image();
-    JpegEncoder encoder;
-    install_jpeg_errors(encoder.errors);
-    encoder.codec.err = &encoder.errors.base;
-    if (!jpeg_write_step(encoder, temporary.file, image.channels == 4 ? pixels : image)) {
-      throw IoError(path + ": cannot write JPEG: " + encoder.errors.message);
-    }
-  }
+  write_image_stream(temporary.file, image, as_png ? ImageFormat::png : ImageFormat::jpeg, path);
   // fsync before rename: otherwise a crash can leave the new name pointing at unwritten blocks.
-  if (std::fflush(temporary.file) != 0 || std::ferror(temporary.file) || ::fsync(::fileno(temporary.file)) != 0) {
-    throw IoError(path + ": cannot write: " + errno_text());
-  }
+  if (::fsync(::fileno(temporary.file)) != 0) throw IoError(path + ": cannot write: " + write_failure_text(errno));
   const int close_result = std::fclose(temporary.file);
   temporary.file = nullptr;
-  if (close_result != 0) throw IoError(path + ": cannot write: " + errno_text());
+  if (close_result != 0) throw IoError(path + ": cannot write: " + write_failure_text(errno));
   if (::rename(temporary.path.c_str(), path.c_str()) != 0) {
     throw IoError(path + ": cannot rename temporary file into place: " + errno_text());
   }

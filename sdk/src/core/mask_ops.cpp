@@ -152,11 +152,32 @@ uint8_t to_byte(float value) { return static_cast<uint8_t>(std::clamp(std::lroun
 Image mask_values(const Image& mask) {
   check_image(mask, "mask");
   if (mask.channels == 1) return mask;
-  const Image luma = to_gray(mask);
-  if (mask.channels == 3) return luma;
+  const size_t count = mask.pixel_count();
+  const int channels = mask.channels;
+  auto brightest = [&](size_t i) {
+    const uint8_t* pixel = &mask.pixels[i * channels];
+    return std::max({pixel[0], pixel[1], pixel[2]});
+  };
+  // Strokes carried by alpha alone: some pixel is see-through and every visible one is black.
+  bool alpha_only = false;
+  if (channels == 4) {
+    bool translucent = false, visible_colour = false;
+    for (size_t i = 0; i < count && !visible_colour; ++i) {
+      const uint8_t alpha = mask.pixels[i * 4 + 3];
+      translucent |= alpha < 255;
+      visible_colour |= alpha > 0 && brightest(i) > 0;
+    }
+    alpha_only = translucent && !visible_colour;
+  }
   Image values(mask.width, mask.height, 1);
-  for (size_t i = 0; i < mask.pixel_count(); ++i) {
-    values.pixels[i] = static_cast<uint8_t>((luma.pixels[i] * mask.pixels[i * 4 + 3] + 127) / 255);
+  for (size_t i = 0; i < count; ++i) {
+    if (channels == 3) {
+      values.pixels[i] = brightest(i);
+    } else if (alpha_only) {
+      values.pixels[i] = mask.pixels[i * 4 + 3];
+    } else {
+      values.pixels[i] = static_cast<uint8_t>((brightest(i) * mask.pixels[i * 4 + 3] + 127) / 255);
+    }
   }
   return values;
 }
@@ -301,6 +322,24 @@ Image composite(const Image& original, const Image& generated, const Image& mask
     }
   }
   return result;
+}
+
+Image restore_alpha(const Image& result, const Image& input, const Image& paste_alpha) {
+  if (input.channels != 4) return result;
+  check_image(result, "restore_alpha result");
+  if (result.channels != 3 || result.width != input.width || result.height != input.height ||
+      (!paste_alpha.empty() && (paste_alpha.width != input.width || paste_alpha.height != input.height))) {
+    throw Error("restore_alpha: result " + size_text(result) + ", input " + size_text(input) + " and paste mask " +
+                size_text(paste_alpha) + " differ");
+  }
+  const Image coverage = paste_alpha.empty() ? Image(input.width, input.height, 1, 0) : mask_values(paste_alpha);
+  Image with_alpha(result.width, result.height, 4);
+  for (size_t i = 0; i < result.pixel_count(); ++i) {
+    std::memcpy(&with_alpha.pixels[i * 4], &result.pixels[i * 3], 3);
+    const int kept = input.pixels[i * 4 + 3], regenerated = coverage.pixels[i];
+    with_alpha.pixels[i * 4 + 3] = static_cast<uint8_t>((kept * (255 - regenerated) + 255 * regenerated + 127) / 255);
+  }
+  return with_alpha;
 }
 
 double mask_ratio(const Image& mask) {

@@ -1,7 +1,6 @@
 // Pixel-space operations on images and edit masks for the inpainting pipeline (no LibTorch).
 // Masks are 1-channel, white (255) = regenerate, black (0) = keep. Functions taking a mask also
-// accept 3/4-channel masks: they read luma, multiplied by alpha when there is one, so strokes
-// painted on a transparent layer work too (see mask_values).
+// accept 3/4-channel masks and read them through mask_values, the SDK's one rule.
 #pragma once
 #include <cstdint>
 
@@ -14,7 +13,12 @@ struct PixelBox {
   bool empty() const { return w <= 0 || h <= 0; }
 };
 
-// 1-channel mask strength, 0..255: the channel of a gray mask, else luma * alpha / 255.
+// 1-channel mask strength (coverage), 0..255, the one rule for every mask read from pixels:
+//   gray:  the value;
+//   RGB:   the brightest channel, max(R, G, B), so a pure red or blue stroke counts fully;
+//   RGBA:  max(R, G, B) * alpha / 255 (colour strokes on a transparent layer), except when the
+//          strokes live in alpha alone (some pixel is see-through and every visible one is
+//          black): then alpha. An opaque all-black RGBA mask is empty.
 Image mask_values(const Image& mask);
 // 1-channel 0/255: 255 where mask_values >= threshold.
 Image binarize_mask(const Image& mask, uint8_t threshold = 128);
@@ -44,6 +48,12 @@ void paste(Image& destination, const Image& source, int x, int y);
 // out = original * (1 - a) + generated * a with a = mask_alpha / 255, rounded; a = 0 keeps the
 // original pixel exactly, a = 255 takes the generated one. All three must have the same size.
 Image composite(const Image& original, const Image& generated, const Image& mask_alpha);
+
+// An edit's result (RGB, the input's size) with the input's transparency: the input's alpha where
+// the result keeps the original, opaque where it was regenerated (paste_alpha 255), blended in
+// between. An empty paste_alpha keeps the input's alpha everywhere. An input without alpha
+// returns `result` as is.
+Image restore_alpha(const Image& result, const Image& input, const Image& paste_alpha);
 
 // Fraction of pixels with mask_values >= 128 (0 for an empty image).
 double mask_ratio(const Image& mask);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/mask_ops.h"
 #include "engine/template_mask.h"
 #include "pipeline/flux_edit_job.h"
 #include "pipeline/flux_packing.h"
@@ -139,7 +140,7 @@ EditResult FluxInpaintPipeline::finish_edit(EditJob& base_job) {
   EditResult result;
   EditStats& stats = job->stats_;
   if (job->unchanged) {
-    result.image = job->prepared.original;
+    result.image = restore_alpha(job->prepared.original, job->request.image, Image());
   } else {
     if (!job->denoised()) throw Error("Flux pipeline: finish_edit() before the last denoising step");
     if (job->replay) {
@@ -172,12 +173,7 @@ engine::RequestWork FluxInpaintPipeline::estimate_work(const EditRequest& reques
   const int steps = steps_of(request);
   work.steps = std::max(1, std::min(steps, static_cast<int>(steps * request.strength)));
   const int width = std::max(1, request.image.width), height = std::max(1, request.image.height);
-  int64_t masked_pixels = 0;
-  const Image& mask = request.mask;
-  if (!mask.empty()) {
-    for (size_t i = 0; i < mask.pixels.size(); i += mask.channels) masked_pixels += mask.pixels[i] >= 128;
-  }
-  const double ratio = mask.empty() ? 0.0 : double(masked_pixels) / (double(mask.width) * double(mask.height));
+  const double ratio = mask_ratio(request.mask);  // the same rule as the edit's (mask_values)
   const int64_t token_pixels = vae_scale_factor() * 2;
   const int context = request.context_size != 0 ? request.context_size : components_.native_size;
   double processed_width = width, processed_height = height, window_ratio = ratio;

@@ -94,8 +94,8 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
     processed_mask = resize_nearest(window_mask, prepared.width, prepared.height);
     if (!prepared.windowed && target_width == width)
       stats.notes.push_back("processed at " + std::to_string(prepared.width) + "x" +
-                          std::to_string(prepared.height) + " (multiples of " +
-                          std::to_string(token_pixels) + " pixels), result resized back");
+                            std::to_string(prepared.height) + " (this model needs sides in multiples of " +
+                            std::to_string(token_pixels) + " pixels), result resized back");
   }
   prepared.image = image_to_tensor(processed);
   prepared.pixel_mask = mask_to_tensor(processed_mask);
@@ -172,7 +172,8 @@ Image FluxInpaintPipeline::finish(const Prepared& prepared, const EditRequest& r
   Image alpha = prepared.original_mask;
   if (request.mask_grow_pixels > 0) alpha = grow_mask(alpha, request.mask_grow_pixels);
   if (request.mask_feather_pixels > 0) alpha = feather_mask(alpha, request.mask_feather_pixels);
-  Image result = composite(prepared.original, generated, alpha);
+  // The input's transparency is kept (opaque where regenerated); prepared.original is RGB.
+  Image result = restore_alpha(composite(prepared.original, generated, alpha), request.image, alpha);
   stats.decode_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

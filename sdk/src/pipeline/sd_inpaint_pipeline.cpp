@@ -129,6 +129,10 @@ std::pair<at::Tensor, at::Tensor> SDInpaintPipeline::prepare_images(const EditRe
   job.width = round_down(width, multiple);
   job.height = round_down(height, multiple);
   job.resized = job.width != width || job.height != height;
+  if (job.resized)
+    stats.notes.push_back("processed at " + std::to_string(job.width) + "x" + std::to_string(job.height) +
+                          " (this model needs sides in multiples of " + std::to_string(multiple) +
+                          " pixels), result resized back");
   const Image processed = job.resized ? resize_bilinear(job.original, job.width, job.height) : job.original;
   const Image processed_mask =
       job.resized ? resize_nearest(job.original_mask, job.width, job.height) : job.original_mask;
@@ -320,7 +324,7 @@ EditResult SDInpaintPipeline::finish_edit(EditJob& base_job) {
   EditResult result;
   EditStats& stats = job->stats_;
   if (job->unchanged) {
-    result.image = job->original;
+    result.image = restore_alpha(job->original, job->request.image, Image());
   } else {
     if (!job->denoised()) throw Error("Stable Diffusion pipeline: finish_edit() before the last denoising step");
     if (job->replay) {
@@ -342,7 +346,8 @@ EditResult SDInpaintPipeline::finish_edit(EditJob& base_job) {
     Image alpha = job->original_mask;
     if (job->request.mask_grow_pixels > 0) alpha = grow_mask(alpha, job->request.mask_grow_pixels);
     if (job->request.mask_feather_pixels > 0) alpha = feather_mask(alpha, job->request.mask_feather_pixels);
-    result.image = composite(job->original, generated, alpha);
+    // The input's transparency is kept (opaque where regenerated); job->original is RGB.
+    result.image = restore_alpha(composite(job->original, generated, alpha), job->request.image, alpha);
     stats.decode_seconds += seconds_since(start);
   }
   stats.total_seconds = seconds_since(job->started);

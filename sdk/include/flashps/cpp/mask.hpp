@@ -68,7 +68,8 @@ class MaskStroke {
 };
 
 namespace mask {
-// The SDK's rule for what an image means as a mask (luma x alpha), as a 1-channel image.
+// The SDK's rule for what an image means as a mask (flashps_mask_from_image: brightest channel,
+// times alpha, or alpha alone for alpha-only strokes), as a 1-channel image.
 inline Image from_image(const Image& image) {
   const flashps_image view = image.view();
   flashps_image out{};
