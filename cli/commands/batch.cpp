@@ -1,6 +1,7 @@
 // `flashps batch`: a JSON Lines manifest of edits through the serving engine (resumable).
 #include <flashps/flashps.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <mutex>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "interrupt_signals.h"
 #include "terminal_progress.h"
 
 namespace flashps::cli {
@@ -68,7 +70,13 @@ void add_batch_command(CLI::App& app, CommandAction& action) {
       run.resume = !options.no_resume;
       run.max_in_flight = options.max_queued;
       run.json_report_path = options.json_out;
-      run.progress = terminal_progress(options.quiet);
+      // Ctrl+C / SIGTERM: the SDK cancels when the progress callback says so, at the next step.
+      InterruptSignals interrupts;
+      const fps::ProgressFunction bar = terminal_progress(options.quiet);
+      run.progress = [&bar](const std::string& stage, int step, int total, double seconds) {
+        if (bar) bar(stage, step, total, seconds);
+        return InterruptSignals::requested_signal() == 0;
+      };
       // Failures are printed after the progress line ends, in the order they were reported.
       std::mutex failures_mutex;
       std::vector<std::string> failures;
@@ -76,7 +84,12 @@ void add_batch_command(CLI::App& app, CommandAction& action) {
         std::lock_guard<std::mutex> lock(failures_mutex);
         failures.push_back(error);
       };
-      const fps::BatchSummary summary = engine.run_batch(options.manifest, run);
+      fps::BatchSummary summary;
+      try {
+        summary = engine.run_batch(options.manifest, run);
+      } catch (const fps::BatchCancelled& cancelled) {
+        summary = cancelled.summary();  // reported below like a finished batch
+      }
       finish_progress_line(options.quiet);
       for (const std::string& error : failures) std::cerr << "flashps: failed: " << error << "\n";
       for (const std::string& note : summary.notes) std::cerr << "flashps: note: " << note << "\n";
@@ -84,6 +97,11 @@ void add_batch_command(CLI::App& app, CommandAction& action) {
                   "%.1f s, %.2f edits/s\n",
                   options.manifest.c_str(), summary.done, summary.skipped, summary.failed, summary.cancelled,
                   summary.cache_hits, summary.seconds, summary.throughput);
+      if (const int signal = InterruptSignals::requested_signal()) {
+        std::cerr << "flashps: " << (signal == SIGTERM ? "terminated" : "interrupted") << ": " << summary.cancelled
+                  << " edits cancelled; finished outputs are kept, run the same command again to do the rest\n";
+        return 128 + signal;
+      }
       return summary.failed > 0 ? 2 : summary.cancelled > 0 ? 130 : 0;
     };
   });

@@ -8,6 +8,7 @@
 #include "api/engine_test_support.h"
 #include "core/image.h"
 #include "flashps/flashps.h"
+#include "flashps/flashps.hpp"
 #include "support/tiny_pipeline.h"
 
 using namespace flashps::test;
@@ -22,7 +23,7 @@ struct Failure {
 struct Observed {
   std::vector<Failure> failures;
   std::vector<std::string> progress;
-  int cancel_at = -1;  // answer 0 at this call
+  int cancel_when_resolved = -1;  // answer 0 once this many items resolved (calls repeat while edits run)
 };
 
 void on_failure(int line, const char* output, const char* error, void* user_data) {
@@ -32,7 +33,7 @@ void on_failure(int line, const char* output, const char* error, void* user_data
 int on_progress(const char* stage, int step, int total, double, void* user_data) {
   auto* observed = static_cast<Observed*>(user_data);
   observed->progress.push_back(std::string(stage) + " " + std::to_string(step) + "/" + std::to_string(total));
-  return static_cast<int>(observed->progress.size()) - 1 == observed->cancel_at ? 0 : 1;
+  return observed->cancel_when_resolved >= 0 && step >= observed->cancel_when_resolved ? 0 : 1;
 }
 
 // Three edits of a written image and mask; the third names a mask that does not exist.
@@ -175,15 +176,50 @@ TEST_CASE("batch API: runs, reports failures and JSON, resumes, and cancels", "[
   }
 
   SECTION("cancelled through progress") {
-    observed.cancel_at = 0;  // the first resolved item
+    observed.cancel_when_resolved = 1;
     params.max_in_flight = 1;  // so the rest is still to submit when the answer comes
     CHECK(flashps_engine_run_batch(engine, manifest.c_str(), &params, &summary) == FLASHPS_CANCELLED);
     CHECK_THAT(last_error(), Catch::Contains("cancelled"));
     CHECK(summary.done == 1);  // the item whose resolution was answered with 0
     CHECK(summary.cancelled == 2);  // nothing more was submitted
     CHECK_FALSE(std::filesystem::exists(dir.file("out/b.png")));
+    CHECK(summary.total == 3);
     std::ifstream report_file(report_path);
-    CHECK(nlohmann::json::parse(report_file)["cancelled"] == summary.cancelled);
+    const nlohmann::json report = nlohmann::json::parse(report_file);
+    CHECK(report["cancelled"] == summary.cancelled);
+    REQUIRE(report["items"].size() == 3);
+    CHECK(report["items"][0]["status"] == "done");
+    CHECK(report["items"][1]["status"] == "cancelled");
+    CHECK(report["items"][2]["status"] == "cancelled");
   }
   flashps_engine_close(engine);
+}
+
+TEST_CASE("batch API (C++): a cancel throws BatchCancelled with the summary, no temporaries", "[api][batch_api]") {
+  TempDir dir;
+  const std::string manifest = write_manifest(dir);
+  const flashps::sdk::Engine engine = flashps::sdk::Engine::open(tiny_model(dir));
+  flashps::sdk::BatchOptions options;
+  options.json_report_path = dir.file("report.json");
+  options.progress = [](const std::string&, int, int, double) { return false; };  // as a Ctrl+C handler's flag
+  try {
+    engine.run_batch(manifest, options);
+    FAIL("run_batch returned although its progress callback cancelled it");
+  } catch (const flashps::sdk::BatchCancelled& cancelled) {
+    CHECK(cancelled.status() == FLASHPS_CANCELLED);
+    const flashps::sdk::BatchSummary& summary = cancelled.summary();
+    CHECK(summary.total == 3);
+    CHECK(summary.cancelled >= 1);  // the first answer comes once an item resolves or while it runs
+    CHECK(summary.done + summary.failed + summary.cancelled == 3);
+  }
+  std::ifstream report_file(dir.file("report.json"));
+  const nlohmann::json report = nlohmann::json::parse(report_file);
+  REQUIRE(report["items"].size() == 3);
+  for (const nlohmann::json& item : report["items"])
+    CHECK(std::filesystem::exists(item["output"].get<std::string>()) == (item["status"] == "done"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    CHECK(entry.path().filename().string().rfind(".partial-", 0) != 0);
+  if (std::filesystem::exists(dir.file("out")))
+    for (const auto& entry : std::filesystem::directory_iterator(dir.file("out")))
+      CHECK(entry.path().filename().string().rfind(".partial-", 0) != 0);
 }

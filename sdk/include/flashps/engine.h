@@ -155,13 +155,21 @@ FLASHPS_EXPORT void flashps_request_free(flashps_request* request);
 /* ---- Batch manifests: JSON Lines, one edit per line ----
  *   {"image": "in.jpg", "mask": "mask.png", "output": "out/in.png", "seed": 1, "steps": 8,
  *    "strength": 1.0, "prompt": "...", "prompt_embeds": "embeds.safetensors", "cache": "auto"}
- * Outputs are written atomically; a re-run skips items whose output exists (resume). */
+ * Outputs are written atomically (through ".partial-*" files in the output's folder, which the next
+ * run removes if a killed run left them); a re-run skips items whose output is a complete image
+ * (resume; a 0-byte or truncated file is redone). An output that is a folder fails that item.
+ * The SDK installs no signal handlers: to stop a batch on Ctrl+C, set a flag in the host's handler
+ * and answer 0 from the progress callback, which is called as items resolve and at least every
+ * 0.1 s while edits run. Running edits then stop at their next step boundary, finished outputs
+ * are written, the summary and JSON report cover every item, and the call returns
+ * FLASHPS_CANCELLED. */
 typedef struct flashps_batch_params {
   size_t struct_size;          /* sizeof(flashps_batch_params) */
-  int resume;                  /* nonzero (default): skip items whose output file exists */
+  int resume;                  /* nonzero (default): skip items whose output is a complete image */
   size_t max_in_flight;        /* submitted and not yet resolved; 0: the engine's max_queued */
   const char* json_report_path; /* NULL: none; else per-item results as JSON */
-  flashps_progress_callback progress; /* stage "batch": resolved of total items; 0 cancels the rest */
+  flashps_progress_callback progress; /* stage "batch": resolved of total items (repeated while edits
+                                          run); 0 cancels the rest */
   void* user_data;
   /* Called once per failed item with its manifest line and error. */
   void (*on_failure)(int line, const char* output, const char* error, void* user_data);
@@ -178,7 +186,8 @@ typedef struct flashps_batch_summary {
 FLASHPS_EXPORT flashps_batch_params flashps_batch_default_params(void);
 /* Checks a manifest without running it; FLASHPS_CORRUPT_DATA names the file and line. */
 FLASHPS_EXPORT flashps_status flashps_batch_validate(const char* manifest_path, int* items);
-/* Runs a manifest through the engine; per-item failures do not stop it (see summary). */
+/* Runs a manifest through the engine; per-item failures do not stop it (see summary). Cancelled
+ * through the progress callback: FLASHPS_CANCELLED, with *summary filled in. */
 FLASHPS_EXPORT flashps_status flashps_engine_run_batch(flashps_engine* engine, const char* manifest_path,
                                                        const flashps_batch_params* params,
                                                        flashps_batch_summary* summary);

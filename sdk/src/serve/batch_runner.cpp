@@ -7,6 +7,7 @@
 
 #include "core/image.h"
 #include "core/json_file.h"
+#include "serve/batch_outputs.h"
 
 namespace flashps::serve {
 namespace {
@@ -25,14 +26,13 @@ EditRequest request_of(const BatchItem& item) {
   return request;
 }
 
-void write_output(const std::string& path, const Image& image) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  // Same extension, so the encoder picks the same format.
-  const fs::path partial = target.parent_path() / (".partial-" + target.filename().string());
-  write_image(partial.string(), image);
-  fs::rename(partial, target);
+// A slow edit keeps the host's progress callback polled this often, so it can cancel promptly.
+constexpr double kProgressPollSeconds = 0.1;
+
+std::vector<std::string> output_folders(const BatchManifest& manifest) {
+  std::vector<std::string> folders;
+  for (const BatchItem& item : manifest.items) folders.push_back(std::filesystem::path(item.output).parent_path());
+  return folders;
 }
 
 }  // namespace
@@ -50,6 +50,9 @@ BatchSummary run_batch(Engine& engine, const BatchManifest& manifest, const Batc
   std::deque<InFlight> in_flight;
   bool cancelled = false;
   int prompts = 0;
+  if (const int removed = remove_stale_partials(output_folders(manifest)))
+    summary.notes.push_back("removed " + std::to_string(removed) +
+                            " unfinished output file(s) (.partial-*) left by an interrupted run");
 
   auto report = [&] {
     if (!options.progress) return;
@@ -67,12 +70,13 @@ BatchSummary run_batch(Engine& engine, const BatchManifest& manifest, const Batc
     else ++summary.failed;
   };
   auto collect_oldest = [&] {
+    while (!in_flight.front().handle.wait_for(kProgressPollSeconds)) report();  // a cancel stops it at a step boundary
     InFlight item = std::move(in_flight.front());
     in_flight.pop_front();
     BatchItemOutcome& outcome = summary.items[item.index];
     try {
       EditResult result = item.handle.wait();
-      write_output(outcome.output, result.image);
+      write_output_atomically(outcome.output, result.image);
       outcome.status = "done";
       outcome.cache_hit = result.stats.cache_hit;
       outcome.seconds = item.handle.latency_seconds();
@@ -95,7 +99,14 @@ BatchSummary run_batch(Engine& engine, const BatchManifest& manifest, const Batc
       fail(i, "cancelled", "cancelled");
       continue;
     }
-    if (options.resume && std::filesystem::exists(item.output)) {
+    std::error_code ignored;  // unreadable: the write reports it
+    if (std::filesystem::is_directory(item.output, ignored)) {
+      fail(i, "failed", manifest.source + ":" + std::to_string(item.line) + ": output " + item.output +
+                            " is a folder, not an image file");
+      report();
+      continue;
+    }
+    if (options.resume && output_is_complete(item.output)) {
       outcome.status = "skipped";
       ++summary.skipped;
       report();

@@ -1,6 +1,7 @@
-// Runs a batch manifest through the Engine: resumes by skipping items whose output exists,
-// writes each output atomically (a crash never leaves a half-written file that a resume would
-// skip), records per-item failures without stopping, and summarises.
+// Runs a batch manifest through the Engine: resumes by skipping items whose output is a complete
+// image, writes each output atomically (a crash never leaves a half-written file that a resume
+// would skip; the ".partial-*" files a killed run leaves are removed by the next), records
+// per-item failures (an output that is a folder is one) without stopping, and summarises.
 #pragma once
 #include <functional>
 #include <string>
@@ -17,10 +18,12 @@ struct BatchProgress {
 };
 
 struct BatchRunOptions {
-  bool resume = true;         // skip items whose output file exists
+  bool resume = true;         // skip items whose output is a complete image (batch_outputs.h)
   size_t max_in_flight = 32;  // submitted and not yet resolved
   bool model_takes_text = false;  // the model encodes "prompt" (Stable Diffusion folders)
-  // Called as items resolve; returning false cancels what is left.
+  // Called as items resolve and every 0.1 s while an edit runs; returning false cancels what is
+  // left: running edits stop at their next step boundary, finished outputs are written, and the
+  // summary still covers every item (a host's Ctrl+C handler sets a flag this callback reads).
   std::function<bool(const BatchProgress&)> progress;
 };
 

@@ -107,6 +107,19 @@ struct BatchSummary {
   std::vector<std::string> notes;
 };
 
+// Thrown by Engine::run_batch when its progress callback answered false (status CANCELLED). The
+// batch still ended cleanly: outputs finished before the cancel are written, the JSON report too,
+// and summary() counts every item (the cancelled ones included).
+class BatchCancelled : public Error {
+ public:
+  BatchCancelled(const std::string& message, BatchSummary summary)
+      : Error(FLASHPS_CANCELLED, message), summary_(std::move(summary)) {}
+  const BatchSummary& summary() const { return summary_; }
+
+ private:
+  BatchSummary summary_;
+};
+
 // Items in a manifest; throws CORRUPT_DATA naming the file and line.
 inline int validate_batch(const std::string& manifest_path) {
   int items = 0;
@@ -216,9 +229,12 @@ class Engine {
       };
     flashps_batch_summary c{};
     c.struct_size = sizeof(c);
-    check(flashps_engine_run_batch(handle_.get(), manifest_path.c_str(), &params, &c));
-    return {c.total, c.done, c.skipped, c.failed, c.cancelled, c.cache_hits, c.seconds, c.throughput,
-            detail::split_lines(c.notes)};
+    const flashps_status status = flashps_engine_run_batch(handle_.get(), manifest_path.c_str(), &params, &c);
+    if (status != FLASHPS_CANCELLED) check(status);
+    BatchSummary summary{c.total,   c.done,       c.skipped, c.failed, c.cancelled, c.cache_hits,
+                         c.seconds, c.throughput, detail::split_lines(c.notes)};
+    if (status == FLASHPS_CANCELLED) throw BatchCancelled(flashps_last_error(), std::move(summary));
+    return summary;
   }
 
  private:
