@@ -34,7 +34,8 @@ void init_sdk(const std::string& threads_option) {
     sdk::init(runtime);
   } catch (const sdk::Error& error) {
     // --threads is the only setting taken from the command line; the SDK names the allowed range.
-    if (error.status() != FLASHPS_INVALID_ARGUMENT) throw;
+    // Without it the refused value is FLASHPS_THREADS, which the SDK's message names.
+    if (error.status() != FLASHPS_INVALID_ARGUMENT || runtime.threads == 0) throw;
     throw std::invalid_argument("--threads " + threads_option + ": " + error.what());
   }
 }

@@ -13,7 +13,7 @@ namespace flashps::cli {
 
 // threads_option: --threads as given ("" or "0": FLASHPS_THREADS, else every core). A malformed
 // count, or one the SDK refuses (above 4x the cores), throws std::invalid_argument naming
-// --threads.
+// --threads; a malformed FLASHPS_THREADS (used without --threads) throws the SDK's error naming it.
 void init_sdk(const std::string& threads_option);
 
 // Adds --threads to `app`, parses argv (usage errors: CLI11's message and exit code), initialises

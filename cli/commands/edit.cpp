@@ -2,7 +2,12 @@
 // the bundled model by default) over the activation store.
 #include <flashps/flashps.hpp>
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,8 +25,9 @@ struct EditCommandOptions {
   std::string prompt, negative_prompt;
   std::string cache_dir;
   std::string texture = "model";  // texture transfer: model (its folder's choice), on, off
-  uint64_t seed = 0;
-  int steps = 0, grow = 0, feather = 0, dilate = 0;  // steps 0: the model's recommendation
+  // As typed: parsed strictly (CLI11 would wrap "-1" and saturate overflow); the SDK owns the ranges.
+  std::string seed = "0", grow = "0", feather = "0", dilate = "0";
+  int steps = 0;  // 0: the model's recommendation
   double strength = 1.0, guidance = -1;
   bool quiet = false, json = false, capture_kv = true, capture_hidden = true;
 };
@@ -32,7 +38,7 @@ void add_shared_options(CLI::App* command, EditCommandOptions& options, bool mas
                                    "Mask image, white = regenerate (resized with nearest if its size differs)");
   if (mask_required) mask->required();
   command->add_option("--model", options.model, "Model folder (diffusers layout); default: bundled model");
-  command->add_option("--seed", options.seed, "Random seed")->capture_default_str();
+  command->add_option("--seed", options.seed, "Random seed, 0 to 2^64-1")->capture_default_str();
   command->add_option("--steps", options.steps,
                       "Denoising steps (default: the model's recommendation; 28 unless its model_index.json names one)")
       ->check(CLI::Range(1, 1000));
@@ -54,15 +60,51 @@ void add_shared_options(CLI::App* command, EditCommandOptions& options, bool mas
   command->add_flag("--json", options.json, "Print statistics as JSON");
 }
 
+bool all_digits(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// 0 to 2^64 - 1, decimal digits only: no sign, no wrap-around, no saturation.
+uint64_t parse_seed(const std::string& text) {
+  const std::string range = "a whole number from 0 to 18446744073709551615";
+  if (!all_digits(text)) throw std::invalid_argument("--seed: '" + text + "' is not a seed; it must be " + range);
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) throw std::invalid_argument("--seed: " + text + " is too large; it must be " + range);
+  return value;
+}
+
+// A whole number that fits an int, sign allowed (the SDK says which values it accepts).
+int parse_count(const char* option, const std::string& text) {
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::string digits = negative ? text.substr(1) : text;
+  if (!all_digits(digits))
+    throw std::invalid_argument(std::string(option) + ": '" + text + "' is not a whole number of pixels");
+  const long long value = digits.size() > 10 ? INT64_MAX : std::stoll(digits);
+  if (value > INT_MAX) throw std::invalid_argument(std::string(option) + ": " + text + " is out of range");
+  return static_cast<int>(negative ? -value : value);
+}
+
+// The SDK names its fields (flashps_edit_params.mask_grow_pixels ...); say which option that was.
+[[noreturn]] void rethrow_naming_option(const fps::Error& error) {
+  static const std::pair<const char*, const char*> fields[] = {
+      {"mask_grow_pixels", "--grow"}, {"mask_feather_pixels", "--feather"}, {"token_dilation", "--dilate"}};
+  const std::string message = error.what();
+  if (error.status() == FLASHPS_INVALID_ARGUMENT)
+    for (const auto& [field, option] : fields)
+      if (message.find(field) != std::string::npos) throw std::invalid_argument(std::string(option) + ": " + message);
+  throw error;
+}
+
 fps::EditOptions edit_options(const EditCommandOptions& options) {
   fps::EditOptions edit;
-  edit.seed = options.seed;
+  edit.seed = parse_seed(options.seed);
   edit.steps = options.steps;
   edit.strength = static_cast<float>(options.strength);
   if (options.guidance >= 0) edit.guidance_scale = static_cast<float>(options.guidance);
-  edit.mask_grow_pixels = options.grow;
-  edit.mask_feather_pixels = options.feather;
-  edit.token_dilation = options.dilate;
+  edit.mask_grow_pixels = parse_count("--grow", options.grow);
+  edit.mask_feather_pixels = parse_count("--feather", options.feather);
+  edit.token_dilation = parse_count("--dilate", options.dilate);
   edit.cache_mode = fps::cache_mode_from_name(options.cache_mode);
   edit.prompt = options.prompt;
   edit.negative_prompt = options.negative_prompt;
@@ -118,9 +160,11 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
                    "auto (reuse a registered template), full, kv or hidden")
       ->check(CLI::IsMember({"auto", "full", "kv", "hidden"}))
       ->capture_default_str();
-  edit->add_option("--grow", options.grow, "Grow the paste-back mask by N pixels");
-  edit->add_option("--feather", options.feather, "Feather the paste-back mask by N pixels");
-  edit->add_option("--dilate", options.dilate, "Recompute K extra tokens around the mask");
+  edit->add_option("--grow", options.grow, "Grow the paste-back mask by N pixels (0 to the image's longer side)");
+  edit->add_option("--feather", options.feather,
+                   "Feather the paste-back mask by N pixels (0 to the image's longer side)");
+  edit->add_option("--dilate", options.dilate,
+                   "Recompute K extra tokens around the mask (0 to the token grid's longer side)");
   edit->add_option("--texture", options.texture,
                    "Fine detail of the fill copied from the surroundings: on, off, or model (as the model's "
                    "folder recommends)")
@@ -133,7 +177,12 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
       const fps::EditOptions settings = edit_options(options);
       fps::Store store;
       const fps::Editor editor = open_editor(options, store);
-      const fps::EditResult result = editor.edit(image, mask, settings);
+      fps::EditResult result;
+      try {
+        result = editor.edit(image, mask, settings);
+      } catch (const fps::Error& error) {
+        rethrow_naming_option(error);
+      }
       finish_progress_line(options.quiet);
       result.image.save(options.output);
       print_notes(result.stats);
@@ -171,8 +220,13 @@ void add_template_commands(CLI::App& app, CommandAction& action) {
       const fps::EditOptions settings = edit_options(options);
       fps::Store store;
       const fps::Editor editor = open_editor(options, store);
-      const fps::EditStats stats = editor.register_template(image, settings, mask ? &*mask : nullptr,
-                                                            options.capture_kv, options.capture_hidden);
+      fps::EditStats stats;
+      try {
+        stats = editor.register_template(image, settings, mask ? &*mask : nullptr, options.capture_kv,
+                                         options.capture_hidden);
+      } catch (const fps::Error& error) {
+        rethrow_naming_option(error);
+      }
       finish_progress_line(options.quiet);
       print_notes(stats);
       // A template has one capture per settings string: the one just written is that template's

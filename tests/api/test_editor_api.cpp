@@ -233,6 +233,32 @@ TEST_CASE("flashps_edit refuses NULLs, bad images and every out-of-range number,
     CHECK_THAT(last_error(), Catch::Contains(std::string("flashps_edit_params.") + value.field));
     CHECK(result.pixels == nullptr);
   }
+  // Bounded by the image too: grow and feather reach at most its longer side (a wider feather
+  // fades the whole mask and returns the input), dilation at most the token grid's (2x2 here).
+  const std::vector<std::pair<std::string, void (*)(flashps_edit_params&)>> beyond_image = {
+      {"mask_grow_pixels is 33; for this 32x32 image it must be 0 to 32",
+       [](flashps_edit_params& p) { p.mask_grow_pixels = 33; }},
+      {"mask_feather_pixels is 1000; for this 32x32 image it must be 0 to 32",
+       [](flashps_edit_params& p) { p.mask_feather_pixels = 1000; }},
+      {"token_dilation is 3; for this 32x32 image (2x2 tokens) it must be 0 to 2",
+       [](flashps_edit_params& p) { p.token_dilation = 3; }},
+  };
+  for (const auto& [expected, set] : beyond_image) {
+    INFO(expected);
+    flashps_edit_params params = good;
+    set(params);
+    CHECK(flashps_edit(editor.get(), &image->view, &mask->view, &params, &result, nullptr) ==
+          FLASHPS_INVALID_ARGUMENT);
+    CHECK_THAT(last_error(), Catch::Contains(expected));
+    CHECK(result.pixels == nullptr);
+  }
+  flashps_edit_params at_limits = good;
+  at_limits.mask_grow_pixels = 32;
+  at_limits.mask_feather_pixels = 32;
+  at_limits.token_dilation = 2;
+  REQUIRE(flashps_edit(editor.get(), &image->view, &mask->view, &at_limits, &result, nullptr) == FLASHPS_OK);
+  flashps_image_free(&result);
+
   flashps_edit_params params = good;
   params.prompt_embeds_path = "/nonexistent/embeds.safetensors";
   CHECK(flashps_edit(editor.get(), &image->view, &mask->view, &params, &result, nullptr) == FLASHPS_NOT_FOUND);

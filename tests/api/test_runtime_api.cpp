@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/api_test_support.h"
+#include "core/log.h"
 #include "flashps/flashps.h"
 
 using namespace flashps::test::api;
@@ -141,19 +142,43 @@ TEST_CASE("flashps_init routes log lines to the caller's callback at its level",
   flashps_runtime_options options = flashps_runtime_default_options();
   options.log = collect_log;
   options.log_user_data = &log;
-  setenv("FLASHPS_THREADS", "many", 1);  // invalid: a warning, then every core
+  unsetenv("FLASHPS_THREADS");  // threads 0 and no variable: every core, without a note
   REQUIRE(flashps_init(&options) == FLASHPS_OK);
   CHECK(flashps_threads() == hardware);
+  flashps::log::info("below the level");
+  flashps::log::warning("a warning");
   {
     std::lock_guard<std::mutex> lock(log.mutex);
     REQUIRE(log.lines.size() == 1);
     CHECK(log.lines[0].first == FLASHPS_LOG_WARNING);
-    CHECK_THAT(log.lines[0].second, Catch::Contains("FLASHPS_THREADS=\"many\""));
+    CHECK(log.lines[0].second == "a warning");
     log.lines.clear();
   }
   // Lines below the level are dropped.
   options.log_level = FLASHPS_LOG_ERROR;
   REQUIRE(flashps_init(&options) == FLASHPS_OK);
+  flashps::log::warning("dropped");
   std::lock_guard<std::mutex> lock(log.mutex);
   CHECK(log.lines.empty());
+}
+
+TEST_CASE("flashps_init refuses a malformed FLASHPS_THREADS, naming it and the range", "[api]") {
+  RuntimeRestorer restore;
+  const std::string range = "it must be a whole number from 1 to " +
+                            std::to_string(4 * std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+  flashps_runtime_options options = flashps_runtime_default_options();
+  options.threads = 1;
+  REQUIRE(flashps_init(&options) == FLASHPS_OK);
+  options.threads = 0;
+  for (const char* value : {"abc", "-1", "0", "2x", " 2", "99999", "99999999999999999999"}) {
+    INFO(value);
+    setenv("FLASHPS_THREADS", value, 1);
+    CHECK(flashps_init(&options) == FLASHPS_INVALID_ARGUMENT);
+    CHECK_THAT(last_error(), Catch::Contains(std::string("FLASHPS_THREADS is \"") + value + "\"") &&
+                                 Catch::Contains(range));
+    CHECK(flashps_threads() == 1);  // unchanged
+  }
+  setenv("FLASHPS_THREADS", "2", 1);
+  REQUIRE(flashps_init(&options) == FLASHPS_OK);
+  CHECK(flashps_threads() == 2);
 }

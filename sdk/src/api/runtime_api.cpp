@@ -2,10 +2,7 @@
 // the only place the library changes process-wide settings (threads, malloc, logging).
 #include <ATen/Parallel.h>
 
-#include <cerrno>
-#include <cstdlib>
 #include <string>
-#include <thread>
 
 #include "api/abi_layout.h"
 #include "api/api_support.h"
@@ -20,28 +17,6 @@
 namespace {
 
 using flashps::api::invalid;
-
-int hardware_threads() {
-  const unsigned count = std::thread::hardware_concurrency();
-  return count > 0 ? static_cast<int>(count) : 1;
-}
-
-// More threads than this only oversubscribe the cores (and a typo like 1000 would stall).
-int max_threads() { return 4 * hardware_threads(); }
-
-// Threads for options.threads == 0: FLASHPS_THREADS when it is a valid count, else every core.
-int default_threads() {
-  const char* env = std::getenv("FLASHPS_THREADS");
-  if (!env || !*env) return hardware_threads();
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(env, &end, 10);
-  if (errno == 0 && end && *end == '\0' && value >= 1 && value <= max_threads()) return static_cast<int>(value);
-  flashps::log::warning("FLASHPS_THREADS=\"" + std::string(env) + "\" is not a thread count from 1 to " +
-                        std::to_string(max_threads()) + ": using all " + std::to_string(hardware_threads()) +
-                        " hardware threads");
-  return hardware_threads();
-}
 
 flashps::log::Sink c_log_sink(flashps_log_callback callback, void* user_data) {
   if (!callback) return {};
@@ -96,6 +71,8 @@ flashps_status flashps_init(const flashps_runtime_options* given) {
   if (options.log_level < FLASHPS_LOG_DEBUG || options.log_level > FLASHPS_LOG_ERROR)
     return invalid(function, "flashps_runtime_options.log_level is " + std::to_string(options.log_level) +
                                  "; it must be FLASHPS_LOG_DEBUG (0) to FLASHPS_LOG_ERROR (3)");
+  using flashps::hardware_threads;
+  using flashps::max_threads;
   if (options.threads < 0 || options.threads > max_threads())
     return invalid(function, "flashps_runtime_options.threads is " + std::to_string(options.threads) +
                                  "; it must be 0 (FLASHPS_THREADS, else every core) to " +
@@ -106,7 +83,7 @@ flashps_status flashps_init(const flashps_runtime_options* given) {
     flashps::log::configure(c_log_sink(options.log, options.log_user_data),
                             static_cast<flashps::log::Level>(options.log_level));
     flashps::RuntimeOptions runtime;
-    runtime.num_threads = options.threads > 0 ? options.threads : default_threads();
+    runtime.num_threads = options.threads;  // 0: FLASHPS_THREADS (a malformed value is refused), else every core
     runtime.keep_freed_memory = options.keep_freed_memory != 0;
     flashps::init_runtime(runtime);
   });

@@ -6,7 +6,10 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <thread>
+
+#include "core/error.h"
 
 namespace flashps {
 namespace {
@@ -14,14 +17,35 @@ std::mutex runtime_mutex;
 int configured_threads = 0;
 }  // namespace
 
+int hardware_threads() {
+  const unsigned count = std::thread::hardware_concurrency();
+  return count > 0 ? static_cast<int>(count) : 1;
+}
+
+int max_threads() { return 4 * hardware_threads(); }
+
+int threads_from_environment() {
+  const char* env = std::getenv("FLASHPS_THREADS");
+  if (!env || !*env) return 0;
+  const std::string text(env);
+  bool digits = text.size() <= 9;
+  for (const char c : text) digits = digits && c >= '0' && c <= '9';
+  const int value = digits ? std::stoi(text) : 0;
+  if (value < 1 || value > max_threads())
+    throw InvalidArgumentError("FLASHPS_THREADS is \"" + text + "\"; it must be a whole number from 1 to " +
+                               std::to_string(max_threads()) + " (4 x the " + std::to_string(hardware_threads()) +
+                               " hardware threads), or unset for every core");
+  return value;
+}
+
 void init_runtime(const RuntimeOptions& options) {
+  if (options.num_threads < 0 || options.num_threads > max_threads())
+    throw InvalidArgumentError("thread count " + std::to_string(options.num_threads) + "; it must be 0 to " +
+                               std::to_string(max_threads()) + " (4 x the " + std::to_string(hardware_threads()) +
+                               " hardware threads)");
+  int threads = options.num_threads > 0 ? options.num_threads : threads_from_environment();
+  if (threads == 0) threads = hardware_threads();
   std::lock_guard<std::mutex> lock(runtime_mutex);
-  int threads = options.num_threads;
-  if (threads <= 0) {
-    if (const char* env = std::getenv("FLASHPS_THREADS")) threads = std::atoi(env);
-  }
-  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
-  if (threads <= 0) threads = 1;
   if (threads != configured_threads) {
     // Flush denormals to zero: softmax over wide score ranges otherwise produces denormals that
     // the CPU handles in microcode, many times slower. Set before the pool threads start, so

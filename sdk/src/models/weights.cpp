@@ -1,5 +1,6 @@
 #include "models/weights.h"
 
+#include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
 #include <algorithm>
@@ -36,6 +37,40 @@ std::string summarize(const std::vector<std::string>& names, size_t limit = 8) {
   for (size_t i = 0; i < names.size() && i < limit; ++i) out << "\n    " << names[i];
   if (names.size() > limit) out << "\n    ... and " << names.size() - limit << " more";
   return out.str();
+}
+
+// Weights with Inf or NaN would silently produce a black or wrong fill: refuse them at load.
+void require_finite(const at::Tensor& stored, const SafetensorsFile& file, const TensorInfo& info) {
+  // Half types are widened first: CPU kernels for them are not complete in every LibTorch.
+  const at::Tensor values = stored.element_size() == 2 ? stored.to(at::kFloat) : stored;
+  const at::Tensor finite = at::isfinite(values);
+  if (values.numel() == 0 || finite.all().item<bool>()) return;
+  const int64_t bad = values.numel() - finite.sum().item<int64_t>();
+  throw CorruptDataError(file.source_name() + ": tensor " + info.name + " (" + dtype_safetensors_name(info.dtype) +
+                         ") holds " + std::to_string(bad) + " Inf/NaN value" + (bad == 1 ? "" : "s") +
+                         "; the weights are damaged or stored with the wrong dtype");
+}
+
+// BF16 bytes labelled F16 decode to finite values whose exponents all come from the top of BF16's
+// exponent: nearly every nonzero magnitude lands in [0.25, 8). Trained weight matrices are spread
+// around zero (a normal distribution has ~13% of its magnitudes below a quarter of the median);
+// so a matrix whose magnitudes are large and tightly clustered is refused.
+void require_plausible_f16(const at::Tensor& stored, const SafetensorsFile& file, const TensorInfo& info) {
+  constexpr int64_t kSample = 65536, kMinimum = 1024;
+  if (info.dtype != DType::F16 || stored.dim() < 2 || stored.numel() < kMinimum) return;
+  at::Tensor sample = stored.flatten();
+  if (sample.numel() > kSample) sample = sample.slice(0, 0, sample.numel(), sample.numel() / kSample);
+  at::Tensor magnitudes = sample.to(at::kFloat).abs();
+  magnitudes = magnitudes.masked_select(magnitudes > 0);
+  if (magnitudes.numel() < kMinimum) return;
+  const float median = magnitudes.median().item<float>();
+  const double below_quarter = (magnitudes < median / 4).to(at::kFloat).mean().item<double>();
+  if (median < 0.25f || below_quarter >= 0.01) return;
+  std::ostringstream message;
+  message << file.source_name() << ": tensor " << info.name << " is labelled F16 but looks like BF16 bytes (median "
+          << "magnitude " << median << ", " << 100 * below_quarter << "% of values below a quarter of it; "
+          << "weights are spread around zero); re-export it with its real dtype";
+  throw CorruptDataError(message.str());
 }
 
 }  // namespace
@@ -106,6 +141,8 @@ void load_weights_strict(torch::nn::Module& module,
   at::NoGradGuard no_grad;
   for (size_t i = 0; i < targets.size(); ++i) {
     at::Tensor value = read_tensor(*sources[i].first, *sources[i].second);
+    require_finite(value, *sources[i].first, *sources[i].second);
+    require_plausible_f16(value, *sources[i].first, *sources[i].second);
     targets[i].set_data(value.to(targets[i].device(), options.dtype).contiguous());
   }
 }

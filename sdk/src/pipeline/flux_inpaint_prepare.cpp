@@ -8,6 +8,7 @@
 #include "core/content_hash.h"
 #include "core/error.h"
 #include "core/mask_ops.h"
+#include "pipeline/edit_number_checks.h"
 #include "pipeline/flux_inpaint_prepare.h"
 #include "pipeline/flux_packing.h"
 #include "pipeline/image_tensors.h"
@@ -100,6 +101,8 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   prepared.pixel_mask = mask_to_tensor(processed_mask);
   prepared.latent_height = prepared.height / vae_scale_factor();
   prepared.latent_width = prepared.width / vae_scale_factor();
+  check_mask_settings(request, width, height, static_cast<int>(prepared.width / token_pixels),
+                      static_cast<int>(prepared.height / token_pixels));
   prepared.token_mask =
       engine::token_mask_from_pixels(prepared.pixel_mask, token_pixels, request.token_dilation);
 

@@ -13,6 +13,7 @@
 #include "core/content_hash.h"
 #include "core/mask_ops.h"
 #include "models/model_files.h"
+#include "pipeline/edit_number_checks.h"
 #include "pipeline/image_tensors.h"
 #include "pipeline/sd_edit_job.h"
 
@@ -139,6 +140,8 @@ std::pair<at::Tensor, at::Tensor> SDInpaintPipeline::prepare_images(const EditRe
   stats.height = job.height;
   stats.mask_ratio = job.latent_mask.mean().item<double>();
   // Any masked pixel marks its latent token (max-pooling, not the nearest sample above).
+  check_mask_settings(request, width, height, static_cast<int>(job.width / factor),
+                      static_cast<int>(job.height / factor));
   job.token_mask = engine::token_mask_from_pixels(pixel_mask[0][0], factor, request.token_dilation);
   ContentHasher hasher;
   hasher.update(std::to_string(processed.width) + "x" + std::to_string(processed.height));

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json_file.h"
 #include "core/safetensors.h"
+#include "models/config_checks.h"
 #include "models/weights.h"
 
 namespace flashps {
@@ -57,7 +58,16 @@ ClipTextConfig parse_clip_text_config(const nlohmann::json& config, const std::s
     throw Error(source_name + ": hidden_act '" + parsed.hidden_act + "' is not supported (quick_gelu, gelu)");
   if (parsed.hidden_size <= 0 || parsed.num_attention_heads <= 0 || parsed.hidden_size % parsed.num_attention_heads)
     throw Error(source_name + ": hidden_size must be a positive multiple of num_attention_heads");
-  if (parsed.num_hidden_layers < 2) throw Error(source_name + ": num_hidden_layers must be at least 2");
+  // Bounds before anything is allocated from these numbers (OpenCLIP bigG: 1280 wide, 32 layers,
+  // 5120 MLP, 49408 tokens).
+  require_config_range(source_name, "vocab_size", parsed.vocab_size, 3, 1 << 20);
+  require_config_range(source_name, "hidden_size", parsed.hidden_size, 1, 16384);
+  require_config_range(source_name, "intermediate_size", parsed.intermediate_size, 1, 65536);
+  require_config_range(source_name, "num_hidden_layers", parsed.num_hidden_layers, 2, 256);
+  require_config_range(source_name, "num_attention_heads", parsed.num_attention_heads, 1, 1024);
+  require_config_range(source_name, "max_position_embeddings", parsed.max_position_embeddings, 1, 65536);
+  require_config_range(source_name, "eos_token_id", parsed.eos_token_id, 0, parsed.vocab_size - 1);
+  require_config_range(source_name, "projection_dim", parsed.projection_dim, 0, 65536);
   return parsed;
 }
 
@@ -146,15 +156,38 @@ ClipTextOutput ClipTextModelImpl::forward(const at::Tensor& input_ids) const {
   return output;
 }
 
+namespace {
+
+// The weights' header must agree with the config's widths and layer count before the model is
+// allocated (the head count leaves no trace in shapes; its bounds and divisibility are checked).
+void check_config_against_weights(const ClipTextConfig& config, const std::string& source,
+                                  const WeightShapes& weights) {
+  const int64_t dim = config.hidden_size;
+  weights.require_block_count(source, "num_hidden_layers", config.num_hidden_layers, "text_model.encoder.layers");
+  weights.require_shape(source, "vocab_size and hidden_size", "text_model.embeddings.token_embedding.weight",
+                        {config.vocab_size, dim});
+  weights.require_shape(source, "max_position_embeddings and hidden_size",
+                        "text_model.embeddings.position_embedding.weight", {config.max_position_embeddings, dim});
+  weights.require_shape(source, "intermediate_size and hidden_size", "text_model.encoder.layers.0.mlp.fc1.weight",
+                        {config.intermediate_size, dim});
+  if (config.projection_dim > 0)
+    weights.require_shape(source, "projection_dim and hidden_size", "text_projection.weight",
+                          {config.projection_dim, dim});
+}
+
+}  // namespace
+
 ClipTextModel load_clip_text_model(const std::string& dir, at::ScalarType dtype) {
   namespace fs = std::filesystem;
   const fs::path config_path = fs::path(dir) / "config.json";
   if (!fs::exists(config_path)) throw Error(dir + ": CLIP text encoder folder has no config.json");
-  ClipTextModel model(parse_clip_text_config(read_json_file(config_path.string()), config_path.string()));
+  const ClipTextConfig config = parse_clip_text_config(read_json_file(config_path.string()), config_path.string());
   fs::path weights = fs::path(dir) / "model.safetensors";
   if (!fs::exists(weights)) weights = fs::path(dir) / "diffusion_pytorch_model.safetensors";
   if (!fs::exists(weights)) throw Error(dir + ": CLIP text encoder folder has no model.safetensors");
   const auto file = SafetensorsFile::open(weights.string());
+  check_config_against_weights(config, config_path.string(), WeightShapes({file.get()}));
+  ClipTextModel model(config);
   WeightLoadOptions options;
   options.dtype = dtype;
   options.ignored_keys = {"text_model.embeddings.position_ids"};

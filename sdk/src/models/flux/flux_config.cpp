@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "models/config_checks.h"
 
 namespace flashps {
 
@@ -30,6 +31,19 @@ FluxConfig FluxConfig::from_json(const nlohmann::json& json, const std::string& 
   } catch (const nlohmann::json::exception& error) {
     throw Error(source + ": invalid FluxTransformer2DModel config: " + error.what());
   }
+  // Bounds before anything is allocated from these numbers; FLUX.1 is 384 / 64 channels, 19 + 38
+  // blocks, 24 heads of 128, 4096 text and 768 pooled widths, well inside them.
+  require_config_range(source, "in_channels", config.in_channels, 1, 16384);
+  require_config_range(source, "out_channels", config.out_channels, 1, 16384);
+  require_config_range(source, "num_layers", config.num_layers, 0, 1024);
+  require_config_range(source, "num_single_layers", config.num_single_layers, 0, 1024);
+  require_config_range(source, "attention_head_dim", config.attention_head_dim, 1, 4096);
+  require_config_range(source, "num_attention_heads", config.num_attention_heads, 1, 1024);
+  require_config_range(source, "attention_head_dim x num_attention_heads", config.inner_dim(), 1, 65536);
+  require_config_range(source, "joint_attention_dim", config.joint_attention_dim, 1, 65536);
+  require_config_range(source, "pooled_projection_dim", config.pooled_projection_dim, 1, 65536);
+  require_config_range(source, "axes_dims_rope entries", static_cast<int64_t>(config.axes_dims_rope.size()), 1, 8);
+  for (int64_t axis : config.axes_dims_rope) require_config_range(source, "axes_dims_rope[i]", axis, 0, 4096);
   const int64_t rope_dim =
       std::accumulate(config.axes_dims_rope.begin(), config.axes_dims_rope.end(), int64_t{0});
   if (config.patch_size != 1)

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "models/config_checks.h"
 
 namespace flashps {
 namespace {
@@ -79,6 +80,27 @@ UNetConfig parse_unet_config(const nlohmann::json& config, const std::string& so
     if (config.value(key, false)) throw Error(source_name + ": '" + key + "' is not supported");
   if (config.value("resnet_time_scale_shift", std::string("default")) != "default")
     throw Error(source_name + ": resnet_time_scale_shift must be \"default\"");
+  // Bounds before anything is allocated from these numbers (SDXL: [320, 640, 1280], 10
+  // transformer layers, 2048 cross-attention width, 2816 added-embedding inputs).
+  require_config_range(source_name, "out_channels", parsed.out_channels, 1, 64);
+  const auto block_count = static_cast<int64_t>(parsed.block_out_channels.size());
+  require_config_range(source_name, "block_out_channels entries", block_count, 1, 8);
+  for (int64_t channels : parsed.block_out_channels)
+    require_config_range(source_name, "block_out_channels[i]", channels, 1, 16384);
+  require_config_range(source_name, "layers_per_block", parsed.layers_per_block, 1, 64);
+  require_config_range(source_name, "norm_num_groups", parsed.norm_num_groups, 1, 1024);
+  require_config_range(source_name, "cross_attention_dim", parsed.cross_attention_dim, 1, 65536);
+  for (int64_t heads : parsed.attention_heads)
+    require_config_range(source_name, "attention_head_dim[i]", heads, 1, 1024);
+  for (int64_t layers : parsed.transformer_layers)
+    require_config_range(source_name, "transformer_layers_per_block[i]", layers, 0, 64);
+  for (int64_t layers : parsed.reverse_transformer_layers)
+    require_config_range(source_name, "reverse_transformer_layers_per_block[i]", layers, 0, 64);
+  if (parsed.text_time_embedding) {
+    require_config_range(source_name, "addition_time_embed_dim", parsed.addition_time_embed_dim, 1, 65536);
+    require_config_range(source_name, "projection_class_embeddings_input_dim",
+                         parsed.projection_class_embeddings_input_dim, 1, 1 << 20);
+  }
   for (size_t i = 0; i < parsed.block_out_channels.size(); ++i)
     if (parsed.block_out_channels[i] % parsed.attention_heads[i] || parsed.block_out_channels[i] % parsed.norm_num_groups)
       throw Error(source_name + ": block_out_channels must divide by the head count and norm_num_groups");

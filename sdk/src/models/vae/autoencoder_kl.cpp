@@ -3,11 +3,13 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "models/config_checks.h"
 #include "models/vae/vae_encoder.h"
 #include "models/weights.h"
 
@@ -90,6 +92,34 @@ at::Tensor AutoencoderKL::decode_latents(const at::Tensor& latents) const {
   return decode(raw).to(at::kFloat);
 }
 
+namespace {
+
+// The weights' headers must agree with the config's widths and counts before the model is
+// allocated. `source` names the config (beside the weights in a diffusers folder).
+void check_config_against_weights(const AutoencoderKLConfig& config, const std::string& source,
+                                  const WeightShapes& weights) {
+  const std::vector<int64_t>& channels = config.block_out_channels;
+  const auto blocks = static_cast<int64_t>(channels.size());
+  weights.require_block_count(source, "block_out_channels (entries)", blocks, "encoder.down_blocks");
+  weights.require_block_count(source, "block_out_channels (entries)", blocks, "decoder.up_blocks");
+  weights.require_shape(source, "in_channels and block_out_channels[0]", "encoder.conv_in.weight",
+                        {channels.front(), config.in_channels, 3, 3});
+  weights.require_shape(source, "out_channels and block_out_channels[0]", "decoder.conv_out.weight",
+                        {config.out_channels, channels.front(), 3, 3});
+  weights.require_shape(source, "latent_channels and block_out_channels", "decoder.conv_in.weight",
+                        {channels.back(), config.latent_channels, 3, 3});
+  for (int64_t i = 0; i < blocks; ++i) {
+    const std::string down = "encoder.down_blocks." + std::to_string(i);
+    weights.require_block_count(source, "layers_per_block", config.layers_per_block, down + ".resnets");
+    weights.require_block_count(source, "layers_per_block (+1 in up blocks)", config.layers_per_block + 1,
+                                "decoder.up_blocks." + std::to_string(i) + ".resnets");
+    weights.require_shape(source, "block_out_channels", down + ".resnets.0.conv1.weight",
+                          {channels[i], channels[std::max<int64_t>(i - 1, 0)], 3, 3});
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const AutoencoderKLConfig& config,
                                                    const std::string& weights_path,
                                                    at::ScalarType dtype) {
@@ -97,8 +127,10 @@ std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const AutoencoderKLConfig& co
     throw Error(weights_path + ": AutoencoderKL cannot run in dtype " + c10::toString(dtype));
   if (!std::filesystem::is_regular_file(weights_path))
     throw Error(weights_path + ": AutoencoderKL weights file not found");
-  auto model = std::make_shared<AutoencoderKL>(config);
   auto file = SafetensorsFile::open(weights_path);
+  const std::string config_source = (std::filesystem::path(weights_path).parent_path() / "config.json").string();
+  check_config_against_weights(config, config_source, WeightShapes({file.get()}));
+  auto model = std::make_shared<AutoencoderKL>(config);
   WeightLoadOptions options;
   options.dtype = dtype;
   load_weights_strict(*model, *file, options);

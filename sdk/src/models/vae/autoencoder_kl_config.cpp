@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/json_file.h"
+#include "models/config_checks.h"
 
 namespace flashps {
 namespace {
@@ -24,11 +25,6 @@ T read_key(const json& config, const char* key, const std::string& source, bool 
   } catch (const json::exception&) {
     throw Error(source + ": key '" + key + "' has an unexpected value " + found->dump());
   }
-}
-
-void require_positive(int64_t value, const char* key, const std::string& source) {
-  if (value <= 0)
-    throw Error(source + ": key '" + key + "' must be positive, got " + std::to_string(value));
 }
 
 // down_block_types / up_block_types are optional, but if present they must name the only block
@@ -84,15 +80,20 @@ AutoencoderKLConfig parse_autoencoder_kl_config(const json& config, const std::s
   if (activation != "silu")
     throw Error(source + ": act_fn '" + activation + "' is not supported (only 'silu')");
 
-  require_positive(parsed.in_channels, "in_channels", source);
-  require_positive(parsed.out_channels, "out_channels", source);
-  require_positive(parsed.layers_per_block, "layers_per_block", source);
-  require_positive(parsed.latent_channels, "latent_channels", source);
-  require_positive(parsed.norm_num_groups, "norm_num_groups", source);
+  // Bounds before anything is allocated from these numbers (SD/Flux VAEs: 3 channels, [128, 256,
+  // 512, 512], 2 layers per block, 4 or 16 latent channels, 32 groups).
+  require_config_range(source, "in_channels", parsed.in_channels, 1, 64);
+  require_config_range(source, "out_channels", parsed.out_channels, 1, 64);
+  require_config_range(source, "layers_per_block", parsed.layers_per_block, 1, 64);
+  require_config_range(source, "latent_channels", parsed.latent_channels, 1, 1024);
+  require_config_range(source, "norm_num_groups", parsed.norm_num_groups, 1, 1024);
+  require_config_range(source, "sample_size", parsed.sample_size, 1, 65536);
   if (parsed.block_out_channels.empty())
     throw Error(source + ": key 'block_out_channels' must not be empty");
+  require_config_range(source, "block_out_channels entries", static_cast<int64_t>(parsed.block_out_channels.size()),
+                       1, 8);
   for (int64_t channels : parsed.block_out_channels) {
-    require_positive(channels, "block_out_channels", source);
+    require_config_range(source, "block_out_channels[i]", channels, 1, 16384);
     if (channels % parsed.norm_num_groups != 0)
       throw Error(source + ": block_out_channels entry " + std::to_string(channels) +
                   " is not divisible by norm_num_groups " + std::to_string(parsed.norm_num_groups));

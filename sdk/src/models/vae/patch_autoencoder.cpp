@@ -123,6 +123,14 @@ std::shared_ptr<PatchAutoencoder> load_patch_autoencoder(const std::string& dir)
   for (const char* name : {"projection", "mean"})
     if (!tensors.count(name)) throw Error(weights.string() + ": missing tensor '" + name + "'");
   if (tensors.size() != 2) throw Error(weights.string() + ": unexpected tensors (expected only projection and mean)");
+  // Inf/NaN would silently give a black or wrong fill: refused at load, like other model weights.
+  for (const auto& [name, tensor] : tensors) {
+    const int64_t bad = tensor.numel() - at::isfinite(tensor.to(at::kFloat)).sum().item<int64_t>();
+    if (bad > 0)
+      throw CorruptDataError(weights.string() + ": tensor " + name + " holds " + std::to_string(bad) +
+                             " Inf/NaN value" + (bad == 1 ? "" : "s") +
+                             "; the weights are damaged or stored with the wrong dtype");
+  }
   try {
     return std::make_shared<PatchAutoencoder>(config, tensors.at("projection"), tensors.at("mean"));
   } catch (const Error& error) {
