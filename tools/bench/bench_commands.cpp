@@ -79,6 +79,8 @@ void add_photo_command(CLI::App& bench, CommandAction& action) {
   photo->add_option("--mask-ratio", options.mask_ratio, "Masked fraction of the photo")->capture_default_str();
   photo->add_option("--steps", options.steps, "Denoising steps (0: the model's recommendation)")->capture_default_str();
   photo->add_option("--seed", options.seed, "Seed of the photo's noise, the mask and the edit")->capture_default_str();
+  photo->add_option("--repeats", options.repeats, "Runs per row, texture off and on alternating (fastest reported)")
+      ->capture_default_str();
   photo->add_option("--json", json_path, "Write the results as JSON to this file");
   photo->add_flag("--quiet,-q", quiet, "No progress bar");
   photo->callback([&action] {

@@ -40,12 +40,14 @@ Image photo_mask(int width, int height, double ratio, uint64_t seed) {
   return resize_nearest(mask, width, height);
 }
 
-struct ChildResult {
-  double seconds = 0, mask_ratio = 0;
-  std::string error;
-};
+double cpu_seconds_now() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
 
-// In the child: build the inputs, load the model, time one edit; "seconds ratio" or "error: ...".
+// In the child: build the inputs, load the model, time one edit; "seconds cpu_seconds ratio" or
+// "error: ...".
 std::string run_in_child(const PhotoBenchmarkOptions& options, int width, int height, bool texture) {
   try {
     EditRequest request;
@@ -59,10 +61,12 @@ std::string run_in_child(const PhotoBenchmarkOptions& options, int width, int he
     request.mode = ComputeMode::full;
     auto pipeline = FluxInpaintPipeline::load(options.model_dir, at::kFloat);
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = cpu_seconds_now();
     const EditResult result = pipeline->edit(request);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::ostringstream out;
-    out << std::setprecision(17) << seconds << " " << double(masked) / request.mask.pixel_count();
+    out << std::setprecision(17) << seconds << " " << cpu_seconds_now() - cpu_start << " "
+        << double(masked) / request.mask.pixel_count();
     return out.str();
   } catch (const std::exception& e) {
     return std::string("error: ") + e.what();
@@ -105,7 +109,7 @@ PhotoRow measure(const PhotoBenchmarkOptions& options, int width, int height, bo
     return row;
   }
   std::istringstream in(answer);
-  if (!(in >> row.seconds >> row.mask_ratio)) row.error = "no result from the child process";
+  if (!(in >> row.seconds >> row.cpu_seconds >> row.mask_ratio)) row.error = "no result from the child process";
   row.peak_rss_mb = usage.ru_maxrss / 1024.0;  // kilobytes on Linux
   return row;
 }
@@ -118,16 +122,28 @@ PhotoReport run_photo_benchmark(const PhotoBenchmarkOptions& options) {
     if (!(megapixels > 0 && megapixels <= 200)) throw Error("bench photo: sizes must be 0..200 megapixels");
   if (!(options.mask_ratio > 0 && options.mask_ratio < 1)) throw Error("bench photo: the mask ratio must be in (0, 1)");
   PhotoReport report;
-  report.config = {{"model", options.model_dir}, {"photo", options.photo},     {"mask_ratio", options.mask_ratio},
-                   {"steps", options.steps},     {"seed", options.seed},       {"megapixels", options.megapixels}};
-  const int total = static_cast<int>(options.megapixels.size()) * 2;
+  const int repeats = std::max(1, options.repeats);
+  report.config = {{"model", options.model_dir}, {"photo", options.photo}, {"mask_ratio", options.mask_ratio},
+                   {"steps", options.steps},     {"seed", options.seed},   {"repeats", repeats},
+                   {"megapixels", options.megapixels}};
+  const int total = static_cast<int>(options.megapixels.size()) * 2 * repeats;
+  int done = 0;
   for (double megapixels : options.megapixels) {
     const int height = static_cast<int>(std::lround(std::sqrt(megapixels * 1e6 * 3 / 4)));
     const int width = static_cast<int>(std::lround(height * 4.0 / 3));
-    for (bool texture : {false, true}) {
-      report_progress(options.progress, {"photo", static_cast<int>(report.rows.size()), total});
-      report.rows.push_back(measure(options, width, height, texture));
-    }
+    PhotoRow best[2];
+    for (int run = 0; run < repeats; ++run)
+      for (bool texture : {false, true}) {  // alternating, so both see the same background load
+        report_progress(options.progress, {"photo", done++, total});
+        const PhotoRow row = measure(options, width, height, texture);
+        PhotoRow& kept = best[texture];
+        const double largest_rss = std::max(kept.peak_rss_mb, row.peak_rss_mb);
+        if (!row.error.empty()) kept = row;
+        else if (kept.error.empty() && (run == 0 || row.seconds < kept.seconds)) kept = row;
+        kept.peak_rss_mb = largest_rss;
+      }
+    report.rows.push_back(best[0]);
+    report.rows.push_back(best[1]);
   }
   report_progress(options.progress, {"photo", total, total});
   return report;
@@ -137,7 +153,8 @@ nlohmann::json PhotoReport::to_json() const {
   nlohmann::json json = {{"config", config}, {"rows", nlohmann::json::array()}};
   for (const PhotoRow& row : rows) {
     nlohmann::json entry = {{"width", row.width},     {"height", row.height},   {"mask_ratio", row.mask_ratio},
-                            {"texture", row.texture}, {"seconds", row.seconds}, {"peak_rss_mb", row.peak_rss_mb}};
+                            {"texture", row.texture}, {"seconds", row.seconds}, {"cpu_seconds", row.cpu_seconds},
+                            {"peak_rss_mb", row.peak_rss_mb}};
     if (!row.error.empty()) entry["error"] = row.error;
     json["rows"].push_back(entry);
   }
@@ -147,8 +164,9 @@ nlohmann::json PhotoReport::to_json() const {
 std::string PhotoReport::table() const {
   std::ostringstream out;
   out << std::fixed << "photo edits, mask about " << std::setprecision(2) << config.value("mask_ratio", 0.0)
-      << " of the photo; each run in its own process (peak RSS: photo, mask, model and edit)\n";
-  out << "size         mask  texture  seconds  peak RSS MB  seconds / texture off\n";
+      << " of the photo; each run in its own process (peak RSS: photo, mask, model and edit);\n"
+      << "fastest of " << config.value("repeats", 1) << " runs (CPU seconds: that run's edit, all threads)\n";
+  out << "size         mask  texture  seconds  CPU seconds  peak RSS MB  seconds / texture off\n";
   const PhotoRow* texture_off = nullptr;
   for (const PhotoRow& row : rows) {
     std::ostringstream size;
@@ -159,7 +177,8 @@ std::string PhotoReport::table() const {
       out << "  failed: " << row.error << "\n";
       continue;
     }
-    out << std::setw(9) << row.seconds << std::setprecision(0) << std::setw(13) << row.peak_rss_mb;
+    out << std::setw(9) << row.seconds << std::setw(13) << row.cpu_seconds << std::setprecision(0) << std::setw(13)
+        << row.peak_rss_mb;
     if (!row.texture) texture_off = &row;
     const bool comparable = texture_off && texture_off->width == row.width && texture_off->error.empty();
     out << std::setprecision(2) << std::setw(10) << (comparable ? row.seconds / texture_off->seconds : 0.0) << "\n";

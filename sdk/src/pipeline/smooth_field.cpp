@@ -1,6 +1,7 @@
 #include "pipeline/smooth_field.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -40,11 +41,53 @@ double low_sigma(double sigma, int64_t factor) {
   return std::sqrt(std::max(sigma * sigma - f * f / 4, f * f / 4)) / f;
 }
 
-// [C, H, W] averaged over f x f cells (partial cells at the far edges average what they hold).
-at::Tensor area_average(const at::Tensor& image, int64_t factor) {
-  if (factor == 1) return image;
-  return at::avg_pool2d(image.unsqueeze(0), {factor, factor}, {factor, factor}, {0, 0}, /*ceil_mode=*/true,
-                        /*count_include_pad=*/false)[0];
+// [C, H, W] (float) averaged over f x f cells, each pixel weighted by `weight` [H, W] (bool or
+// float) when given; partial cells at the far edges average what they hold. Returns the weighted
+// sums' means and, when weighted, the weights' means as a last channel. One pass over the pixels
+// (the full-resolution products avg_pool would need are never made).
+at::Tensor area_average(const at::Tensor& image, int64_t factor, const at::Tensor& weight = {}) {
+  const at::Tensor pixels = image.to(at::kFloat).contiguous();
+  const int64_t channels = pixels.size(0), height = pixels.size(1), width = pixels.size(2);
+  const bool weighted = weight.defined();
+  if (factor == 1 && !weighted) return pixels;
+  // Bool weights (a mask) are read as they are: a float copy would be a full-size image more.
+  const at::Tensor weights = !weighted ? at::Tensor()
+                             : weight.scalar_type() == at::kBool ? weight.contiguous()
+                                                                  : weight.to(at::kFloat).contiguous();
+  const bool* bool_weights = weighted && weights.scalar_type() == at::kBool ? weights.data_ptr<bool>() : nullptr;
+  const float* float_weights = weighted && !bool_weights ? weights.data_ptr<float>() : nullptr;
+  const int64_t low_height = (height + factor - 1) / factor, low_width = (width + factor - 1) / factor;
+  const int64_t planes = channels + (weighted ? 1 : 0);
+  at::Tensor sums = at::zeros({planes, low_height, low_width}, at::kDouble);
+  double* sum = sums.data_ptr<double>();
+  const float* values = pixels.data_ptr<float>();
+  const int64_t low_plane = low_height * low_width, plane = height * width;
+  at::parallel_for(0, planes, 1, [&](int64_t first, int64_t end) {
+    for (int64_t c = first; c < end; ++c)
+      for (int64_t y = 0; y < height; ++y) {
+        double* cells = sum + c * low_plane + (y / factor) * low_width;
+        const float* row = c < channels ? values + c * plane + y * width : nullptr;
+        const int64_t row_start = y * width;
+        for (int64_t cell = 0; cell < low_width; ++cell) {
+          const int64_t x0 = cell * factor, x1 = std::min(width, x0 + factor);
+          double total = 0;
+          if (bool_weights) {
+            for (int64_t x = x0; x < x1; ++x) total += bool_weights[row_start + x] ? (row ? row[x] : 1.0f) : 0.0f;
+          } else if (float_weights) {
+            for (int64_t x = x0; x < x1; ++x) total += (row ? row[x] : 1.0f) * float_weights[row_start + x];
+          } else {
+            for (int64_t x = x0; x < x1; ++x) total += row[x];
+          }
+          cells[cell] += total;
+        }
+      }
+  });
+  // Pixels per cell (fewer in the last row and column of cells).
+  const at::Tensor row_counts = at::full({low_height}, static_cast<double>(factor), at::kDouble);
+  const at::Tensor column_counts = at::full({low_width}, static_cast<double>(factor), at::kDouble);
+  row_counts[low_height - 1] = static_cast<double>(height - (low_height - 1) * factor);
+  column_counts[low_width - 1] = static_cast<double>(width - (low_width - 1) * factor);
+  return (sums / (row_counts.unsqueeze(1) * column_counts.unsqueeze(0))).to(at::kFloat);
 }
 
 void check_blur_input(const at::Tensor& image, double sigma, int64_t pad) {
@@ -57,7 +100,7 @@ void check_blur_input(const at::Tensor& image, double sigma, int64_t pad) {
 SmoothField SmoothField::blurred(const at::Tensor& image, double sigma, int64_t pad) {
   check_blur_input(image, sigma, pad);
   const int64_t factor = reduction_for(sigma), low_pad = (pad + factor - 1) / factor + 1;
-  at::Tensor low = area_average(image.to(at::kFloat), factor);
+  at::Tensor low = area_average(image, factor);
   low = at::replication_pad2d(low.unsqueeze(0), {low_pad, low_pad, low_pad, low_pad})[0];
   return SmoothField(gaussian_blur(low, low_sigma(sigma, factor)), factor, -low_pad * factor);
 }
@@ -67,17 +110,13 @@ SmoothField SmoothField::normalized(const at::Tensor& image, const at::Tensor& w
   if (weight.dim() != 2 || weight.size(0) != image.size(1) || weight.size(1) != image.size(2))
     throw Error("smooth field: the weight must be [H, W] like the image");
   const int64_t factor = reduction_for(sigma), low_pad = (pad + factor - 1) / factor + 1;
-  const at::Tensor weight_float = weight.to(at::kFloat);
-  // One channel at a time: a full-resolution product of every channel would double the memory.
-  std::vector<at::Tensor> channels;
-  for (int64_t c = 0; c < image.size(0); ++c)
-    channels.push_back(area_average((image[c].to(at::kFloat) * weight_float).unsqueeze(0), factor)[0]);
-  const std::vector<int64_t> pads = {low_pad, low_pad, low_pad, low_pad};
-  const at::Tensor weighted_low = at::constant_pad_nd(at::stack(channels), pads, 0);
-  const at::Tensor weight_low = at::constant_pad_nd(area_average(weight_float.unsqueeze(0), factor), pads, 0);
+  const at::Tensor averages = at::constant_pad_nd(area_average(image, factor, weight),
+                                                  {low_pad, low_pad, low_pad, low_pad}, 0);
+  const int64_t channels = image.size(0);
   const double blur_sigma = low_sigma(sigma, factor);
-  return SmoothField(gaussian_blur(weighted_low, blur_sigma) / gaussian_blur(weight_low, blur_sigma).clamp_min(1e-6),
-                     factor, -low_pad * factor);
+  const at::Tensor blurred = gaussian_blur(averages, blur_sigma);
+  return SmoothField(blurred.narrow(0, 0, channels) / blurred.narrow(0, channels, 1).clamp_min(1e-6), factor,
+                     -low_pad * factor);
 }
 
 at::Tensor SmoothField::region(int64_t y, int64_t x, int64_t height, int64_t width) const {

@@ -17,8 +17,8 @@ class SmoothField {
  public:
   // image [C, H, W] blurred with edges replicated, readable over [-pad, H + pad) x [-pad, W + pad).
   static SmoothField blurred(const at::Tensor& image, double sigma, int64_t pad);
-  // blur(image * weight) / blur(weight) with weight [H, W] in [0, 1] and both zero outside the
-  // image: the colours of the weighted pixels, continued smoothly; same readable extent.
+  // blur(image * weight) / blur(weight) with weight [H, W] in [0, 1] (float or bool) and both zero
+  // outside the image: the colours of the weighted pixels, continued smoothly; same extent.
   static SmoothField normalized(const at::Tensor& image, const at::Tensor& weight, double sigma, int64_t pad);
 
   // The field at full resolution over rows [y, y + height), columns [x, x + width): [C, h, w].

@@ -203,7 +203,7 @@ at::Tensor texture_crop(const SmoothField& fill_smooth, at::Tensor original, con
   // Shape from detail: the fill's smooth part stays; the original's detail is taken around its
   // kept pixels only (normalised blur), so a removed object's edges do not leak into sources.
   const SmoothField original_smooth =
-      SmoothField::normalized(original, (~masked).to(at::kFloat), options.detail_sigma, tile);
+      SmoothField::normalized(original, ~masked, options.detail_sigma, tile);
   auto to_field = [tile](std::vector<int64_t> positions) {
     for (int64_t& p : positions) p -= tile;
     return positions;
