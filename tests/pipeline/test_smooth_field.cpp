@@ -31,7 +31,8 @@ at::Tensor test_image() {
   auto generator = at::detail::createCPUGenerator(11);
   const at::Tensor y = at::linspace(0, 6, 180).view({1, 180, 1}), x = at::linspace(0, 7, 200).view({1, 1, 200});
   const at::Tensor phase = at::tensor({0.0f, 1.0f, 2.0f}).view({3, 1, 1});
-  return (0.6 * at::sin(y + phase) * at::cos(x - phase) + 0.3 * (at::rand({3, 180, 200}, generator) - 0.5)).clamp(-1, 1);
+  return (0.6 * at::sin(y + phase) * at::cos(x - phase) + 0.3 * (at::rand({3, 180, 200}, generator) - 0.5))
+      .clamp(-1, 1);
 }
 
 }  // namespace
@@ -46,8 +47,8 @@ TEST_CASE("smooth field blurs like a direct Gaussian at any sigma", "[pipeline][
     // pixel) the blurs agree to a small fraction of the image's range (about 1.4).
     const int64_t edge = static_cast<int64_t>(2 * sigma);
     const at::Tensor inner = error.narrow(1, edge, 180 - 2 * edge).narrow(2, edge, 200 - 2 * edge);
-    INFO("sigma " << sigma << ": max error " << error.max().item<double>() << ", inside "
-                  << inner.max().item<double>() << ", mean " << error.mean().item<double>());
+    INFO("sigma " << sigma << ": max error " << error.max().item<double>() << ", inside " << inner.max().item<double>()
+                  << ", mean " << error.mean().item<double>());
     if (sigma < 6) {
       CHECK(error.max().item<double>() < 1e-5);  // the same blur
     } else {

@@ -26,9 +26,11 @@ at::Tensor gaussian_blur(const at::Tensor& image, double sigma) {
   const at::Tensor no_bias;
   const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
   x = at::conv2d(x, kernel.view({1, 1, 1, taps_count}).expand({channels, 1, 1, taps_count}).contiguous(), no_bias,
-                 /*stride=*/at::IntArrayRef(ones), /*padding=*/at::IntArrayRef(zeros), /*dilation=*/at::IntArrayRef(ones), /*groups=*/channels);
+                 /*stride=*/at::IntArrayRef(ones), /*padding=*/at::IntArrayRef(zeros),
+                 /*dilation=*/at::IntArrayRef(ones), /*groups=*/channels);
   x = at::conv2d(x, kernel.view({1, 1, taps_count, 1}).expand({channels, 1, taps_count, 1}).contiguous(), no_bias,
-                 /*stride=*/at::IntArrayRef(ones), /*padding=*/at::IntArrayRef(zeros), /*dilation=*/at::IntArrayRef(ones), /*groups=*/channels);
+                 /*stride=*/at::IntArrayRef(ones), /*padding=*/at::IntArrayRef(zeros),
+                 /*dilation=*/at::IntArrayRef(ones), /*groups=*/channels);
   return x[0];
 }
 
@@ -59,15 +61,15 @@ at::Tensor tile_costs(const at::Tensor& target_descriptors, const at::Tensor& ta
   const at::Tensor row_distance = (target_rows.unsqueeze(1) - source_rows.unsqueeze(0)).to(at::kFloat) / tile;
   const at::Tensor column_distance = (target_columns.unsqueeze(1) - source_columns.unsqueeze(0)).to(at::kFloat) / tile;
   cost += options.distance_weight * (row_distance.pow(2) + column_distance.pow(2));
-  const at::Tensor pair_hash = at::bitwise_xor(
-      at::bitwise_xor(target_rows.unsqueeze(1) * 73856093, target_columns.unsqueeze(1) * 19349663),
-      at::bitwise_xor(source_rows.unsqueeze(0) * 83492791, source_columns.unsqueeze(0) * 50331653));
+  const at::Tensor pair_hash =
+      at::bitwise_xor(at::bitwise_xor(target_rows.unsqueeze(1) * 73856093, target_columns.unsqueeze(1) * 19349663),
+                      at::bitwise_xor(source_rows.unsqueeze(0) * 83492791, source_columns.unsqueeze(0) * 50331653));
   cost += options.variety * (at::remainder(pair_hash, 65521).to(at::kFloat) / 65521.0);
   return cost;
 }
 
 at::Tensor reference_transfer_texture(const at::Tensor& fill, const at::Tensor& original, const at::Tensor& pixel_mask,
-                            const TextureTransferOptions& options) {
+                                      const TextureTransferOptions& options) {
   if (fill.dim() != 3 || !fill.sizes().equals(original.sizes()) || pixel_mask.dim() != 2 ||
       pixel_mask.size(0) != fill.size(1) || pixel_mask.size(1) != fill.size(2))
     throw Error("texture transfer: expected fill and original [C, H, W] and a mask [H, W] of the same size");
@@ -100,8 +102,8 @@ at::Tensor reference_transfer_texture(const at::Tensor& fill, const at::Tensor& 
   // Shape from detail: the fill's smooth part stays; the original's detail is taken around its
   // kept pixels only (normalised blur), so a removed object's edges do not leak into sources.
   const at::Tensor fill_smooth = gaussian_blur(fill_padded, options.detail_sigma);
-  const at::Tensor original_smooth =
-      gaussian_blur(original_padded * kept, options.detail_sigma) / gaussian_blur(kept, options.detail_sigma).clamp_min(1e-6);
+  const at::Tensor original_smooth = gaussian_blur(original_padded * kept, options.detail_sigma) /
+                                     gaussian_blur(kept, options.detail_sigma).clamp_min(1e-6);
   const at::Tensor original_detail = (original_padded - original_smooth) * kept;
 
   // Targets: grid tiles touching the mask.
@@ -117,7 +119,8 @@ at::Tensor reference_transfer_texture(const at::Tensor& fill, const at::Tensor& 
   };
   at::Tensor sources = sources_at(stride);
   while (sources.size(0) > options.max_candidates) {
-    stride = static_cast<int64_t>(std::ceil(stride * std::sqrt(static_cast<double>(sources.size(0)) / options.max_candidates)));
+    stride = static_cast<int64_t>(
+        std::ceil(stride * std::sqrt(static_cast<double>(sources.size(0)) / options.max_candidates)));
     sources = sources_at(stride);
   }
   if (sources.size(0) == 0) return fill;
@@ -220,8 +223,9 @@ TEST_CASE("texture transfer reproduces the whole-crop reference", "[pipeline][te
     const at::Tensor fast = transfer_texture(s.fill, s.photo, s.mask, options);
     const at::Tensor reference = reference_transfer_texture(s.fill, s.photo, s.mask, options);
     const at::Tensor difference = (fast - reference).abs();
-    INFO("sigma " << sigma << ": mean difference " << difference.masked_select(hole.expand_as(difference)).mean().item<double>()
-                  << ", max " << difference.max().item<double>() << ", detail level " << detail_level);
+    INFO("sigma " << sigma << ": mean difference "
+                  << difference.masked_select(hole.expand_as(difference)).mean().item<double>() << ", max "
+                  << difference.max().item<double>() << ", detail level " << detail_level);
     CHECK(at::equal(fast.masked_select(~hole), reference.masked_select(~hole)));
     if (sigma < 6) {
       CHECK(difference.max().item<double>() < 1e-3);  // float rounding in the box means only

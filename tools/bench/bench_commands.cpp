@@ -72,7 +72,8 @@ void add_photo_command(CLI::App& bench, CommandAction& action) {
   static std::string model_option, json_path;
   static bool quiet = false;
   CLI::App* photo = bench.add_subcommand(
-      "photo", "Camera-sized photos (12 and 24 MP) with a 34% mask: edit seconds and peak RSS, texture transfer on vs off");
+      "photo",
+      "Camera-sized photos (12 and 24 MP) with a 34% mask: edit seconds and peak RSS, texture transfer on vs off");
   photo->add_option("--model", model_option, "Model folder (default: the bundled model)");
   photo->add_option("--photo", options.photo, "Photo scaled up to each size (default: samples/images/mountains.jpg)");
   photo->add_option("--megapixels", options.megapixels, "Photo sizes in megapixels (4:3)")->capture_default_str();

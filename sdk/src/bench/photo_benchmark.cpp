@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <iomanip>
 #include <random>
 #include <sstream>
@@ -119,12 +120,14 @@ PhotoRow measure(const PhotoBenchmarkOptions& options, int width, int height, bo
 PhotoReport run_photo_benchmark(const PhotoBenchmarkOptions& options) {
   if (options.megapixels.empty()) throw Error("bench photo: no sizes given");
   for (double megapixels : options.megapixels)
-    if (!(megapixels > 0 && megapixels <= 200)) throw Error("bench photo: sizes must be 0..200 megapixels");
+    if (!(megapixels > 0 && megapixels <= 200))
+      throw Error("bench photo: sizes must be above 0 and at most 200 megapixels");
+  if (!std::filesystem::is_regular_file(options.photo)) throw Error(options.photo + ": file not found (--photo)");
   if (!(options.mask_ratio > 0 && options.mask_ratio < 1)) throw Error("bench photo: the mask ratio must be in (0, 1)");
   PhotoReport report;
   const int repeats = std::max(1, options.repeats);
-  report.config = {{"model", options.model_dir}, {"photo", options.photo}, {"mask_ratio", options.mask_ratio},
-                   {"steps", options.steps},     {"seed", options.seed},   {"repeats", repeats},
+  report.config = {{"model", options.model_dir},      {"photo", options.photo}, {"mask_ratio", options.mask_ratio},
+                   {"steps", options.steps},          {"seed", options.seed},   {"repeats", repeats},
                    {"megapixels", options.megapixels}};
   const int total = static_cast<int>(options.megapixels.size()) * 2 * repeats;
   int done = 0;
@@ -138,8 +141,10 @@ PhotoReport run_photo_benchmark(const PhotoBenchmarkOptions& options) {
         const PhotoRow row = measure(options, width, height, texture);
         PhotoRow& kept = best[texture];
         const double largest_rss = std::max(kept.peak_rss_mb, row.peak_rss_mb);
-        if (!row.error.empty()) kept = row;
-        else if (kept.error.empty() && (run == 0 || row.seconds < kept.seconds)) kept = row;
+        if (!row.error.empty())
+          kept = row;
+        else if (kept.error.empty() && (run == 0 || row.seconds < kept.seconds))
+          kept = row;
         kept.peak_rss_mb = largest_rss;
       }
     report.rows.push_back(best[0]);
@@ -152,8 +157,12 @@ PhotoReport run_photo_benchmark(const PhotoBenchmarkOptions& options) {
 nlohmann::json PhotoReport::to_json() const {
   nlohmann::json json = {{"config", config}, {"rows", nlohmann::json::array()}};
   for (const PhotoRow& row : rows) {
-    nlohmann::json entry = {{"width", row.width},     {"height", row.height},   {"mask_ratio", row.mask_ratio},
-                            {"texture", row.texture}, {"seconds", row.seconds}, {"cpu_seconds", row.cpu_seconds},
+    nlohmann::json entry = {{"width", row.width},
+                            {"height", row.height},
+                            {"mask_ratio", row.mask_ratio},
+                            {"texture", row.texture},
+                            {"seconds", row.seconds},
+                            {"cpu_seconds", row.cpu_seconds},
                             {"peak_rss_mb", row.peak_rss_mb}};
     if (!row.error.empty()) entry["error"] = row.error;
     json["rows"].push_back(entry);

@@ -24,9 +24,11 @@ at::Tensor gaussian_blur(const at::Tensor& image, double sigma) {
   const at::Tensor no_bias;
   const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
   x = at::conv2d(x, kernel.view({1, 1, 1, taps_count}).expand({channels, 1, 1, taps_count}).contiguous(), no_bias,
-                 /*stride=*/at::IntArrayRef(ones), /*padding=*/at::IntArrayRef(zeros), /*dilation=*/at::IntArrayRef(ones), /*groups=*/channels);
+                 /*stride=*/at::IntArrayRef(ones), /*padding=*/at::IntArrayRef(zeros),
+                 /*dilation=*/at::IntArrayRef(ones), /*groups=*/channels);
   x = at::conv2d(x, kernel.view({1, 1, taps_count, 1}).expand({channels, 1, taps_count, 1}).contiguous(), no_bias,
-                 /*stride=*/at::IntArrayRef(ones), /*padding=*/at::IntArrayRef(zeros), /*dilation=*/at::IntArrayRef(ones), /*groups=*/channels);
+                 /*stride=*/at::IntArrayRef(ones), /*padding=*/at::IntArrayRef(zeros),
+                 /*dilation=*/at::IntArrayRef(ones), /*groups=*/channels);
   return x[0];
 }
 
@@ -51,9 +53,9 @@ at::Tensor area_average(const at::Tensor& image, int64_t factor, const at::Tenso
   const bool weighted = weight.defined();
   if (factor == 1 && !weighted) return pixels;
   // Bool weights (a mask) are read as they are: a float copy would be a full-size image more.
-  const at::Tensor weights = !weighted ? at::Tensor()
+  const at::Tensor weights = !weighted                           ? at::Tensor()
                              : weight.scalar_type() == at::kBool ? weight.contiguous()
-                                                                  : weight.to(at::kFloat).contiguous();
+                                                                 : weight.to(at::kFloat).contiguous();
   const bool* bool_weights = weighted && weights.scalar_type() == at::kBool ? weights.data_ptr<bool>() : nullptr;
   const float* float_weights = weighted && !bool_weights ? weights.data_ptr<float>() : nullptr;
   const int64_t low_height = (height + factor - 1) / factor, low_width = (width + factor - 1) / factor;
@@ -110,8 +112,8 @@ SmoothField SmoothField::normalized(const at::Tensor& image, const at::Tensor& w
   if (weight.dim() != 2 || weight.size(0) != image.size(1) || weight.size(1) != image.size(2))
     throw Error("smooth field: the weight must be [H, W] like the image");
   const int64_t factor = reduction_for(sigma), low_pad = (pad + factor - 1) / factor + 1;
-  const at::Tensor averages = at::constant_pad_nd(area_average(image, factor, weight),
-                                                  {low_pad, low_pad, low_pad, low_pad}, 0);
+  const at::Tensor averages =
+      at::constant_pad_nd(area_average(image, factor, weight), {low_pad, low_pad, low_pad, low_pad}, 0);
   const int64_t channels = image.size(0);
   const double blur_sigma = low_sigma(sigma, factor);
   const at::Tensor blurred = gaussian_blur(averages, blur_sigma);

@@ -30,7 +30,8 @@ class SmoothField {
   int64_t factor() const { return factor_; }
 
  private:
-  SmoothField(at::Tensor low, int64_t factor, int64_t origin) : low_(std::move(low)), factor_(factor), origin_(origin) {}
+  SmoothField(at::Tensor low, int64_t factor, int64_t origin)
+      : low_(std::move(low)), factor_(factor), origin_(origin) {}
   // [starts, low-resolution size] interpolation weights averaged over [start, start + size).
   at::Tensor averaged_weights(const std::vector<int64_t>& starts, int64_t size, int64_t axis_length) const;
 

@@ -25,8 +25,10 @@ struct Box {
 // so the cost follows the mask's size, not the photo's.
 Box transfer_window(const Box& masked, int64_t height, int64_t width, int64_t tile) {
   const int64_t margin = std::max(4 * tile, std::max(masked.height, masked.width));
-  const int64_t top = std::max<int64_t>(0, masked.y - margin), bottom = std::min(height, masked.y + masked.height + margin);
-  const int64_t left = std::max<int64_t>(0, masked.x - margin), right = std::min(width, masked.x + masked.width + margin);
+  const int64_t top = std::max<int64_t>(0, masked.y - margin),
+                bottom = std::min(height, masked.y + masked.height + margin);
+  const int64_t left = std::max<int64_t>(0, masked.x - margin),
+                right = std::min(width, masked.x + masked.width + margin);
   return {top, left, bottom - top, right - left};
 }
 
@@ -147,18 +149,18 @@ at::Tensor tile_costs(const at::Tensor& target_descriptors, const at::Tensor& ta
   const at::Tensor row_distance = (target_rows.unsqueeze(1) - source_rows.unsqueeze(0)).to(at::kFloat) / tile;
   const at::Tensor column_distance = (target_columns.unsqueeze(1) - source_columns.unsqueeze(0)).to(at::kFloat) / tile;
   cost += options.distance_weight * (row_distance.pow(2) + column_distance.pow(2));
-  const at::Tensor pair_hash = at::bitwise_xor(
-      at::bitwise_xor(target_rows.unsqueeze(1) * 73856093, target_columns.unsqueeze(1) * 19349663),
-      at::bitwise_xor(source_rows.unsqueeze(0) * 83492791, source_columns.unsqueeze(0) * 50331653));
+  const at::Tensor pair_hash =
+      at::bitwise_xor(at::bitwise_xor(target_rows.unsqueeze(1) * 73856093, target_columns.unsqueeze(1) * 19349663),
+                      at::bitwise_xor(source_rows.unsqueeze(0) * 83492791, source_columns.unsqueeze(0) * 50331653));
   cost += options.variety * (at::remainder(pair_hash, 65521).to(at::kFloat) / 65521.0);
   return cost;
 }
 
-
 // Texture transfer on a crop: `fill_smooth` is the fill's blur, `original` [C, H, W] the photo
-// (float, contiguous; overwritten with its detail) and `masked` [H, W] the mask over the crop, `box` the mask's bounding box in it. Returns the
-// textured colours over `box` ([C, box h, box w]; only its masked pixels are meant), or an
-// undefined tensor when no tile of the surroundings is fully kept.
+// (float, contiguous; overwritten with its detail), `masked` [H, W] the mask over the crop and
+// `box` the mask's bounding box in it. Returns the textured colours over `box` ([C, box h, box w];
+// only its masked pixels are meant), or an undefined tensor when no tile of the surroundings is
+// fully kept.
 //
 // Tiles live in "padded" coordinates, the crop's shifted by a tile: tiles on a half-tile grid
 // from there cover every masked pixel twice per axis. Outside the crop is neither kept nor a
@@ -202,8 +204,7 @@ at::Tensor texture_crop(const SmoothField& fill_smooth, at::Tensor original, con
 
   // Shape from detail: the fill's smooth part stays; the original's detail is taken around its
   // kept pixels only (normalised blur), so a removed object's edges do not leak into sources.
-  const SmoothField original_smooth =
-      SmoothField::normalized(original, ~masked, options.detail_sigma, tile);
+  const SmoothField original_smooth = SmoothField::normalized(original, ~masked, options.detail_sigma, tile);
   auto to_field = [tile](std::vector<int64_t> positions) {
     for (int64_t& p : positions) p -= tile;
     return positions;
@@ -212,8 +213,10 @@ at::Tensor texture_crop(const SmoothField& fill_smooth, at::Tensor original, con
       tile_descriptors(fill_smooth, to_field(target_rows), to_field(target_columns), half);
   const at::Tensor source_descriptors =
       tile_descriptors(original_smooth, to_field(source_rows), to_field(source_columns), half);
-  const at::Tensor target_row_tensor = at::tensor(target_rows, at::kLong), target_column_tensor = at::tensor(target_columns, at::kLong);
-  const at::Tensor source_row_tensor = at::tensor(source_rows, at::kLong), source_column_tensor = at::tensor(source_columns, at::kLong);
+  const at::Tensor target_row_tensor = at::tensor(target_rows, at::kLong),
+                   target_column_tensor = at::tensor(target_columns, at::kLong);
+  const at::Tensor source_row_tensor = at::tensor(source_rows, at::kLong),
+                   source_column_tensor = at::tensor(source_columns, at::kLong);
 
   // Each target blends its best `blend` sources, weighted exp(-(cost - best) / temperature) minus
   // the weight the next-best source would have had: a source's weight falls to zero before it
@@ -232,9 +235,10 @@ at::Tensor texture_crop(const SmoothField& fill_smooth, at::Tensor original, con
       chunk_weights.push_back(at::ones({count, 1}));
       continue;
     }
-    const at::Tensor cost = tile_costs(target_descriptors.narrow(0, first, count), target_row_tensor.narrow(0, first, count),
-                                       target_column_tensor.narrow(0, first, count), source_descriptors, source_row_tensor,
-                                       source_column_tensor, tile, options);
+    const at::Tensor cost =
+        tile_costs(target_descriptors.narrow(0, first, count), target_row_tensor.narrow(0, first, count),
+                   target_column_tensor.narrow(0, first, count), source_descriptors, source_row_tensor,
+                   source_column_tensor, tile, options);
     const auto [best_costs, best_sources] = cost.topk(blend + 1, 1, /*largest=*/false, /*sorted=*/true);
     const at::Tensor above_best = (best_costs - best_costs.narrow(1, 0, 1)) / options.blend_temperature;
     chunk_weights.push_back(
@@ -279,15 +283,18 @@ void check_options(const TextureTransferOptions& options) {
     throw Error("texture transfer: the tile must be even and at least 4 pixels, the sigma positive");
 }
 
-// [3, h, w] in [-1, 1] from the RGB bytes of `image` over `box`, as image_to_tensor converts.
+// [3, h, w] in [-1, 1] from the RGB bytes of `image` over `box`, as image_to_tensor converts;
+// each plane's row written in one sequential pass.
 at::Tensor float_crop(const Image& image, const Box& box) {
   at::Tensor values = at::empty({3, box.height, box.width});
   float* planes = values.data_ptr<float>();
   const int64_t plane = box.height * box.width;
   for (int64_t y = 0; y < box.height; ++y) {
-    const uint8_t* pixel = &image.pixels[(static_cast<size_t>(box.y + y) * image.width + box.x) * 3];
-    for (int64_t x = 0; x < box.width; ++x, pixel += 3)
-      for (int64_t c = 0; c < 3; ++c) planes[c * plane + y * box.width + x] = static_cast<float>(pixel[c]) / 127.5f - 1.0f;
+    const uint8_t* row = &image.pixels[(static_cast<size_t>(box.y + y) * image.width + box.x) * 3];
+    for (int64_t c = 0; c < 3; ++c) {
+      float* out = planes + c * plane + y * box.width;
+      for (int64_t x = 0; x < box.width; ++x) out[x] = static_cast<float>(row[3 * x + c]) / 127.5f - 1.0f;
+    }
   }
   return values;
 }
@@ -302,7 +309,6 @@ TextureTransferOptions texture_transfer_options(int64_t token_pixels, double sca
   options.tile = std::max<int64_t>(8, 2 * static_cast<int64_t>(std::lround(token)));
   return options;
 }
-
 
 at::Tensor transfer_texture(const at::Tensor& fill, const at::Tensor& original, const at::Tensor& pixel_mask,
                             const TextureTransferOptions& options) {
@@ -340,7 +346,8 @@ Image transfer_texture(const Image& fill, const Image& original, const Image& ma
   if (pixel_box.empty()) return fill;
   const Box box{pixel_box.y, pixel_box.x, pixel_box.h, pixel_box.w};
   const Box window = transfer_window(box, fill.height, fill.width, options.tile);
-  const at::Tensor mask_bytes = at::from_blob(const_cast<uint8_t*>(binary.pixels.data()), {binary.height, binary.width}, at::kByte);
+  const at::Tensor mask_bytes =
+      at::from_blob(const_cast<uint8_t*>(binary.pixels.data()), {binary.height, binary.width}, at::kByte);
   const at::Tensor masked = mask_bytes.narrow(0, window.y, window.height).narrow(1, window.x, window.width) > 127;
   const SmoothField fill_smooth = SmoothField::blurred(float_crop(fill, window), options.detail_sigma, options.tile);
   const Box box_in_window{box.y - window.y, box.x - window.x, box.height, box.width};

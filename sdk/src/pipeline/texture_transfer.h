@@ -9,7 +9,7 @@
 // smoothed colours best match the model's fill there (near ones preferred, with a little fixed randomness for variety),
 // blended with windows that keep the detail's strength across overlaps. Only the mask's bounding
 // box and a margin as large are read, and the blurs run at reduced resolution
-// (pipeline/smooth_field.h), so a 12-megapixel photo takes about a second.
+// (pipeline/smooth_field.h), so a 12-megapixel photo takes seconds, not minutes.
 //
 // Models opt in with "_flashps_texture_transfer": true in model_index.json; requests can override.
 #pragma once
