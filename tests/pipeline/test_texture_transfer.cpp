@@ -5,9 +5,11 @@
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "core/error.h"
 #include "core/image_metrics.h"
+#include "pipeline/image_tensors.h"
 #include "pipeline/texture_transfer.h"
 
 using namespace flashps;
@@ -84,4 +86,69 @@ TEST_CASE("texture transfer leaves the fill alone when it cannot help, and check
   TextureTransferOptions odd;
   odd.tile = 7;
   CHECK_THROWS_AS(transfer_texture(fill, photo, two_box_mask(), odd), Error);
+}
+
+namespace {
+
+// Random 8-bit RGB noise (or a 1-channel mask that is zero): stand-ins for the area of a photo.
+Image noise_image(int width, int height, uint64_t seed, int channels = 3) {
+  auto generator = at::detail::createCPUGenerator(seed);
+  const at::Tensor values = at::randint(0, 256, {height, width, channels}, generator, at::kByte);
+  Image image(width, height, channels);
+  std::memcpy(image.pixels.data(), values.data_ptr<uint8_t>(), image.pixels.size());
+  return image;
+}
+
+// `small` copied into `large` at (x, y).
+void place(Image& large, const Image& small, int x, int y) {
+  for (int row = 0; row < small.height; ++row)
+    std::memcpy(&large.pixels[(static_cast<size_t>(y + row) * large.width + x) * large.channels],
+                &small.pixels[static_cast<size_t>(row) * small.width * small.channels],
+                static_cast<size_t>(small.width) * small.channels);
+}
+
+}  // namespace
+
+TEST_CASE("texture transfer of images reads only the mask's window", "[pipeline][texture]") {
+  // A 24x20 hole in a 200x180 photo; with 16-pixel tiles the window is the hole and 64 pixels
+  // around it, inside the photo. Sigma 6 blurs at half resolution.
+  TextureTransferOptions options;
+  options.tile = 16;
+  options.detail_sigma = 6.0;
+  const Image photo = noise_image(200, 180, 21);
+  Image mask(200, 180, 1, 0), fill = photo;
+  for (int y = 80; y < 100; ++y)
+    for (int x = 90; x < 114; ++x) {
+      mask.at(x, y) = 255;
+      for (int c = 0; c < 3; ++c) fill.at(x, y, c) = static_cast<uint8_t>(60 + 40 * c);
+    }
+  const Image textured = transfer_texture(fill, photo, mask, options);
+  // Equal to the tensor version on the whole image, and textured where masked only.
+  const Image whole = tensor_to_image(transfer_texture(image_to_tensor(fill), image_to_tensor(photo),
+                                                       mask_to_tensor(mask), options));
+  CHECK(textured.pixels == whole.pixels);
+  int changed = 0, changed_outside = 0;
+  for (int y = 0; y < 180; ++y)
+    for (int x = 0; x < 200; ++x)
+      for (int c = 0; c < 3; ++c)
+        if (textured.at(x, y, c) != fill.at(x, y, c)) (mask.at(x, y) ? changed : changed_outside)++;
+  CHECK(changed > 24 * 20);
+  CHECK(changed_outside == 0);
+
+  // The same photo inside a larger one with other content all around: the window sees the same
+  // pixels, so the result is the same, byte for byte.
+  Image large_photo = noise_image(460, 330, 22), large_mask(460, 330, 1, 0);
+  Image large_fill = large_photo;
+  place(large_photo, photo, 150, 70);
+  place(large_fill, fill, 150, 70);
+  place(large_mask, mask, 150, 70);
+  const Image large_textured = transfer_texture(large_fill, large_photo, large_mask, options);
+  bool same = true;
+  for (int y = 0; y < 180; ++y)
+    for (int x = 0; x < 200; ++x)
+      for (int c = 0; c < 3; ++c) same = same && large_textured.at(x + 150, y + 70, c) == textured.at(x, y, c);
+  CHECK(same);
+
+  CHECK(transfer_texture(fill, photo, Image(200, 180, 1, 0), options).pixels == fill.pixels);  // nothing masked
+  CHECK_THROWS_AS(transfer_texture(fill, photo, Image(100, 180, 1, 0), options), Error);
 }

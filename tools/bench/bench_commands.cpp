@@ -1,12 +1,13 @@
-// `flashps-bench bench edit|quality|store|serve` (also run as `flashps bench ...`): the
-// mask-aware engine, fill quality vs classical baselines, the activation store and serving
-// configurations, measured side by side; the logic is in sdk/src/bench.
+// `flashps-bench bench edit|quality|photo|store|serve` (also run as `flashps bench ...`): the
+// mask-aware engine, fill quality vs classical baselines, camera-sized photos, the activation
+// store and serving configurations, measured side by side; the logic is in sdk/src/bench.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "bench/edit_benchmark.h"
+#include "bench/photo_benchmark.h"
 #include "bench/quality_benchmark.h"
 #include "bench/sd_edit_benchmark.h"
 #include "bench/serve_benchmark.h"
@@ -58,6 +59,37 @@ void add_quality_command(CLI::App& bench, CommandAction& action) {
       if (options.trace_files.empty()) options.trace_files = workload::default_trace_files(FLASHPS_SOURCE_DIR);
       options.progress = terminal_progress(quiet);
       bench::QualityReport report = bench::run_quality_benchmark(options);
+      finish_progress_line(quiet);
+      std::cout << report.table();
+      if (!json_path.empty()) write_json_file(json_path, report.to_json());
+      return 0;
+    };
+  });
+}
+
+void add_photo_command(CLI::App& bench, CommandAction& action) {
+  static bench::PhotoBenchmarkOptions options;
+  static std::string model_option, json_path;
+  static bool quiet = false;
+  CLI::App* photo = bench.add_subcommand(
+      "photo",
+      "Camera-sized photos (12 and 24 MP) with a 34% mask: edit seconds and peak RSS, texture transfer on vs off");
+  photo->add_option("--model", model_option, "Model folder (default: the bundled model)");
+  photo->add_option("--photo", options.photo, "Photo scaled up to each size (default: samples/images/mountains.jpg)");
+  photo->add_option("--megapixels", options.megapixels, "Photo sizes in megapixels (4:3)")->capture_default_str();
+  photo->add_option("--mask-ratio", options.mask_ratio, "Masked fraction of the photo")->capture_default_str();
+  photo->add_option("--steps", options.steps, "Denoising steps (0: the model's recommendation)")->capture_default_str();
+  photo->add_option("--seed", options.seed, "Seed of the photo's noise, the mask and the edit")->capture_default_str();
+  photo->add_option("--repeats", options.repeats, "Runs per row, texture off and on alternating (fastest reported)")
+      ->capture_default_str();
+  photo->add_option("--json", json_path, "Write the results as JSON to this file");
+  photo->add_flag("--quiet,-q", quiet, "No progress bar");
+  photo->callback([&action] {
+    action = [] {
+      options.model_dir = model_dir(model_option);
+      if (options.photo.empty()) options.photo = std::string(FLASHPS_SOURCE_DIR) + "/samples/images/mountains.jpg";
+      options.progress = terminal_progress(quiet);
+      bench::PhotoReport report = bench::run_photo_benchmark(options);
       finish_progress_line(quiet);
       std::cout << report.table();
       if (!json_path.empty()) write_json_file(json_path, report.to_json());
@@ -200,6 +232,7 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
     };
   });
   add_quality_command(*bench, action);
+  add_photo_command(*bench, action);
   add_store_command(*bench, action);
   add_serve_bench_command(*bench, action);
 }

@@ -166,8 +166,7 @@ Image FluxInpaintPipeline::finish(const Prepared& prepared, const EditRequest& r
     // At the output size: a window scaled up from the model's size needs its detail most.
     const double scale = prepared.resized ? static_cast<double>(prepared.window_width) / prepared.width : 1.0;
     const TextureTransferOptions options = texture_transfer_options(2 * components_.vae->scale_factor(), scale);
-    generated = tensor_to_image(transfer_texture(image_to_tensor(generated), image_to_tensor(prepared.original),
-                                                 mask_to_tensor(prepared.original_mask), options));
+    generated = transfer_texture(generated, prepared.original, prepared.original_mask, options);
   }
   Image alpha = prepared.original_mask;
   if (request.mask_grow_pixels > 0) alpha = grow_mask(alpha, request.mask_grow_pixels);
