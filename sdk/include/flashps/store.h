@@ -97,7 +97,8 @@ FLASHPS_EXPORT flashps_status flashps_store_evict(flashps_store* store, int64_t 
  * all_matching is nonzero; FLASHPS_NOT_FOUND when nothing matches. */
 FLASHPS_EXPORT flashps_status flashps_store_remove(flashps_store* store, const char* prefix, int all_matching,
                                                    int* removed);
-/* Removes orphan segments and index rows whose bytes are gone, then compacts the index. */
+/* Removes orphan segments, then index rows whose bytes are gone (the files go before any index
+ * write, so evict, remove and gc work on a full disk). FLASHPS_IO_ERROR on a read-only store. */
 FLASHPS_EXPORT flashps_status flashps_store_gc(flashps_store* store, flashps_gc_report* report);
 
 #ifdef __cplusplus

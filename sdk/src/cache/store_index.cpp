@@ -75,6 +75,7 @@ OpenedIndex open_read_only(const std::string& directory, const std::string& reas
       schema_version(*opened.db);
     } catch (const SqliteError& error) {
       if (error.corrupt() || !has_wal) throw;
+      opened.db.reset();
       opened.db = std::make_unique<SqliteDb>(path, SqliteOpenMode::immutable);
     }
     const int version = schema_version(*opened.db);
@@ -117,6 +118,7 @@ OpenedIndex open_store_index(const std::string& directory, bool read_only_reques
     migrate_store_schema(*opened.db);
     return opened;
   } catch (const SqliteError& failure) {
+    opened.db.reset();  // its locks would keep the next connection out
     if (failure.corrupt()) throw;
     if (failure.read_only() && !disk_full(failure, directory))
       return open_read_only(directory, std::string(failure.what()) + "; " + how_to_make_writable(directory, EACCES));
