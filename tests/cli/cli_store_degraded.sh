@@ -162,7 +162,8 @@ else
 fi
 corrupt=$(ls "$work/garbage" | grep '^index.sqlite.corrupt-' | grep -v -- '-wal$\|-shm$')
 kept=$(ls -d "$work/garbage"/unindexed-* 2>/dev/null)
-if cmp -s "$work/garbage/$corrupt" "$work/garbage.bytes" && [ "$(segments_sum "$kept")" = "$original_segments" ]; then
+if [ -n "$corrupt" ] && [ -n "$kept" ] && cmp -s "$work/garbage/$corrupt" "$work/garbage.bytes" &&
+   [ "$(segments_sum "$kept")" = "$original_segments" ]; then
   pass "the damaged index and every segment are kept byte for byte"
 else
   fail "data kept after setting the index aside: corrupt='$corrupt' kept='$kept'"
