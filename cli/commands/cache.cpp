@@ -25,10 +25,14 @@ struct CacheOptions {
   std::string template_prefix;
 };
 
+// Opens the store and prints what opening it found (a read-only folder, a full disk, a damaged
+// index set aside), each note naming the command that recovers.
 fps::Store open_store(const CacheOptions& options) {
   fps::StoreOptions store;
   store.directory = options.directory;  // empty: the SDK's default store
-  return fps::Store::open(store);
+  fps::Store opened = fps::Store::open(store);
+  for (const std::string& note : opened.notes()) std::cerr << "flashps: note: " << note << "\n";
+  return opened;
 }
 
 std::string when(double seconds) {
@@ -97,6 +101,7 @@ void add_cache_commands(CLI::App& app, CommandAction& action) {
             {"segment_files", s.segment_files},
             {"segment_bytes", s.segment_bytes},
             {"disk_quota", s.disk_quota},
+            {"read_only", store.read_only()},
             {"recovered_on_open", {{"removed_captures", s.recovered_captures},
                                    {"removed_segments", s.recovered_segments}}}};
         std::cout << json.dump(2) << "\n";

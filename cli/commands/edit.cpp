@@ -116,15 +116,31 @@ fps::EditOptions edit_options(const EditCommandOptions& options) {
   return edit;
 }
 
-// The editor and the store it captures into; the SDK detects the model's family.
-fps::Editor open_editor(const EditCommandOptions& options, fps::Store& store) {
+// Opens the activation store and prints what opening it found (a read-only folder, a full disk,
+// a damaged index set aside). An edit does not need the store: if it cannot be opened the edit
+// runs in full; registering does need it.
+fps::Store open_store(const EditCommandOptions& options, bool needed) {
   fps::StoreOptions store_options;
   store_options.directory = options.cache_dir;  // empty: the SDK's default store
-  store = fps::Store::open(store_options);
+  try {
+    fps::Store store = fps::Store::open(store_options);
+    for (const std::string& note : store.notes()) std::cerr << "flashps: note: " << note << "\n";
+    return store;
+  } catch (const fps::Error& error) {
+    if (needed) throw;
+    std::cerr << "flashps: note: " << error.what() << "; this edit runs in full without the activation store\n";
+    return {};
+  }
+}
+
+// The editor and the store it captures into; the SDK detects the model's family. `--cache full`
+// reuses nothing, so it never opens the store.
+fps::Editor open_editor(const EditCommandOptions& options, fps::Store& store, bool registering) {
+  if (registering || options.cache_mode != "full") store = open_store(options, registering);
   fps::EditorOptions editor;
   editor.bf16 = options.dtype == "bf16";
   editor.device = options.device;
-  editor.store = store;
+  editor.store = store;  // none: captures in memory, of this run only
   editor.progress = terminal_progress(options.quiet);
   return fps::Editor::open(options.model, editor);
 }
@@ -186,7 +202,7 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
       const fps::Image image = fps::Image::load(options.image), mask = fps::Image::load(options.mask);
       const fps::EditOptions settings = edit_options(options);
       fps::Store store;
-      const fps::Editor editor = open_editor(options, store);
+      const fps::Editor editor = open_editor(options, store, /*registering=*/false);
       fps::EditResult result;
       try {
         result = editor.edit(image, mask, settings);
@@ -232,7 +248,7 @@ void add_template_commands(CLI::App& app, CommandAction& action) {
       if (!options.mask.empty()) mask = fps::Image::load(options.mask);
       const fps::EditOptions settings = edit_options(options);
       fps::Store store;
-      const fps::Editor editor = open_editor(options, store);
+      const fps::Editor editor = open_editor(options, store, /*registering=*/true);
       fps::EditStats stats;
       try {
         stats = editor.register_template(image, settings, mask ? &*mask : nullptr, options.capture_kv,

@@ -66,12 +66,22 @@ FLASHPS_EXPORT flashps_store_params flashps_store_default_params(void);
  * calling thread's next call of this function. */
 FLASHPS_EXPORT const char* flashps_store_default_directory(void);
 
-/* Opens (creating if needed) and recovers a store. */
+/* Opens (creating if needed) and recovers a store. A damaged or read-only store degrades
+ * instead of failing, and flashps_store_notes says how: an unreadable index is moved aside
+ * (index.sqlite.corrupt-<time>, its segments kept in unindexed-<time>/) and an empty one started;
+ * a folder this process cannot write opens read-only (finding captures works; registering,
+ * evict, remove and gc fail with FLASHPS_IO_ERROR); on a full disk the index opens for this
+ * process alone, and evict, remove and gc free bytes before they write. */
 FLASHPS_EXPORT flashps_status flashps_store_open(const flashps_store_params* params, flashps_store** store);
 /* NULL is fine. Editors and engines opened with this store keep it alive until they close. */
 FLASHPS_EXPORT void flashps_store_close(flashps_store* store);
 /* The folder, valid while the store is open. */
 FLASHPS_EXPORT const char* flashps_store_directory(const flashps_store* store);
+/* What opening the store found and did, one note per line ("" when nothing; NULL for a NULL
+ * store): each names the command that recovers. Valid while the store is open. */
+FLASHPS_EXPORT const char* flashps_store_notes(const flashps_store* store);
+/* 1 when the store was opened read-only (see flashps_store_open), else 0. */
+FLASHPS_EXPORT int flashps_store_is_read_only(const flashps_store* store);
 
 FLASHPS_EXPORT flashps_status flashps_store_list(flashps_store* store, flashps_capture_callback callback,
                                                  void* user_data);
@@ -87,7 +97,8 @@ FLASHPS_EXPORT flashps_status flashps_store_evict(flashps_store* store, int64_t 
  * all_matching is nonzero; FLASHPS_NOT_FOUND when nothing matches. */
 FLASHPS_EXPORT flashps_status flashps_store_remove(flashps_store* store, const char* prefix, int all_matching,
                                                    int* removed);
-/* Removes orphan segments and index rows whose bytes are gone, then compacts the index. */
+/* Removes orphan segments, then index rows whose bytes are gone (the files go before any index
+ * write, so evict, remove and gc work on a full disk). FLASHPS_IO_ERROR on a read-only store. */
 FLASHPS_EXPORT flashps_status flashps_store_gc(flashps_store* store, flashps_gc_report* report);
 
 #ifdef __cplusplus

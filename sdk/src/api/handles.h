@@ -23,6 +23,7 @@ class CaptureStore;
 struct flashps_store {
   std::shared_ptr<flashps::cache::ActivationStore> store;
   std::string directory;
+  std::string notes;  // what opening it found and did, one per line
 };
 
 // A loaded model (flashps/editor.h). Exactly one of `flux` / `sd` is set. Every call on an

@@ -73,6 +73,7 @@ flashps_status flashps_store_open(const flashps_store_params* given, flashps_sto
     auto handle = std::make_unique<flashps_store>();
     handle->store = flashps::cache::ActivationStore::open(options);
     handle->directory = options.directory;
+    handle->notes = flashps::api::join_lines(handle->store->open_report().notes);
     *store = handle.release();
   });
 }
@@ -80,6 +81,8 @@ flashps_status flashps_store_open(const flashps_store_params* given, flashps_sto
 void flashps_store_close(flashps_store* store) { delete store; }
 
 const char* flashps_store_directory(const flashps_store* store) { return store ? store->directory.c_str() : nullptr; }
+const char* flashps_store_notes(const flashps_store* store) { return store ? store->notes.c_str() : nullptr; }
+int flashps_store_is_read_only(const flashps_store* store) { return store && store->store->read_only() ? 1 : 0; }
 
 flashps_status flashps_store_list(flashps_store* store, flashps_capture_callback callback, void* user_data) {
   const char* const function = "flashps_store_list";

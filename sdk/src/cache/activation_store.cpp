@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <set>
 
-#include "cache/store_schema.h"
+#include "cache/store_index.h"
 #include "cache/store_state.h"
 #include "core/error.h"
 
@@ -26,14 +26,16 @@ VerifyPolicy verify_policy_from_name(const std::string& name) {
 
 ActivationStore::State::State(ActivationStoreOptions opts)
     : options(std::move(opts)), host(options.host_capacity_bytes) {
-  if (options.directory.empty()) throw Error("activation store: no directory");
   segments_dir = (fs::path(options.directory) / "segments").string();
-  std::error_code error;
-  fs::create_directories(segments_dir, error);
-  if (!fs::is_directory(segments_dir))
-    throw IoError(options.directory + ": cannot create the store directory" + (error ? ": " + error.message() : ""));
-  db = std::make_unique<SqliteDb>((fs::path(options.directory) / "index.sqlite").string());
-  migrate_store_schema(*db);
+  OpenedIndex index = open_store_index(options.directory, options.read_only);
+  db = std::move(index.db);
+  read_only = index.read_only;
+  read_only_reason = std::move(index.read_only_reason);
+  notes = std::move(index.notes);
+}
+
+void ActivationStore::State::require_writable(const std::string& what) const {
+  if (read_only) throw IoError(options.directory + " is read-only, so " + what + " (" + read_only_reason + ")");
 }
 
 std::vector<EntryRecord> ActivationStore::State::load_entries(int64_t capture_id) {
@@ -65,31 +67,59 @@ std::vector<EntryRecord> ActivationStore::State::load_entries(int64_t capture_id
 }
 
 void ActivationStore::State::quarantine(int64_t capture_id, const engine::EntryKey& key) {
-  Transaction transaction(*db);
-  Statement update(*db, "UPDATE entries SET quarantined=1 WHERE capture_id=? AND step=? AND block=? AND slot=?");
-  update.bind(1, capture_id).bind(2, int64_t{key.step}).bind(3, int64_t{key.block});
-  update.bind(4, static_cast<int64_t>(key.slot));
-  update.run();
-  transaction.commit();
+  // Best effort: the damaged read fails either way; marking it only spares later reads.
+  if (read_only) return;
+  try {
+    Transaction transaction(*db);
+    Statement update(*db, "UPDATE entries SET quarantined=1 WHERE capture_id=? AND step=? AND block=? AND slot=?");
+    update.bind(1, capture_id).bind(2, int64_t{key.step}).bind(3, int64_t{key.block});
+    update.bind(4, static_cast<int64_t>(key.slot));
+    update.run();
+    transaction.commit();
+  } catch (const SqliteError& error) {
+    if (!error.disk_full() && !error.io_failed()) throw;
+  }
 }
 
 void ActivationStore::State::remove_capture(int64_t capture_id, const std::string& segment) {
-  {
-    Transaction transaction(*db);
-    Statement remove(*db, "DELETE FROM captures WHERE id=?");
-    remove.bind(1, capture_id);
-    remove.run();
-    transaction.commit();
-  }
+  // The bytes go first: on a full disk that makes the room the index's write needs. A row left
+  // without its segment (a crash between the two) is a miss, and the next gc() removes it.
   // Readers that still have the segment open keep reading it; the space returns when they close.
   ::unlink(segment_path(segment).c_str());
   host.erase_capture(capture_id);
+  Transaction transaction(*db);
+  Statement remove(*db, "DELETE FROM captures WHERE id=?");
+  remove.bind(1, capture_id);
+  remove.run();
+  transaction.commit();
 }
 
 std::shared_ptr<ActivationStore> ActivationStore::open(ActivationStoreOptions options) {
-  std::shared_ptr<ActivationStore> store(new ActivationStore(std::move(options)));
-  store->open_report_ = store->gc();
-  return store;
+  std::vector<std::string> repairs;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      std::shared_ptr<ActivationStore> store(new ActivationStore(options));
+      RecoveryReport report;
+      if (!store->state_->read_only) {
+        try {
+          report = store->gc();
+        } catch (const SqliteError& error) {
+          if (error.corrupt()) throw;
+          report.notes.push_back(std::string("recovery skipped: ") + error.what());  // e.g. a full disk
+        }
+      }
+      auto& notes = store->state_->notes;
+      notes.insert(notes.begin(), repairs.begin(), repairs.end());
+      report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
+      store->open_report_ = std::move(report);
+      return store;
+    } catch (const SqliteError& error) {
+      // An unreadable index (found opening it, or reading it to recover) is set aside once.
+      if (!error.corrupt() || attempt > 0 || options.read_only) throw;
+      const std::string note = set_aside_damaged_index(options.directory, error);
+      if (!note.empty()) repairs.push_back(note);
+    }
+  }
 }
 
 ActivationStore::ActivationStore(ActivationStoreOptions options)
@@ -98,6 +128,7 @@ ActivationStore::ActivationStore(ActivationStoreOptions options)
 ActivationStore::~ActivationStore() { wait_for_prefetches(); }
 
 const ActivationStoreOptions& ActivationStore::options() const { return state_->options; }
+bool ActivationStore::read_only() const { return state_->read_only; }
 
 std::shared_ptr<const engine::Capture> ActivationStore::find(const engine::CaptureId& id) {
   int64_t capture_id = 0;
@@ -111,14 +142,19 @@ std::shared_ptr<const engine::Capture> ActivationStore::find(const engine::Captu
     segment = query.text(1);
     query.reset();
   }
-  {
+  if (!state_->read_only) {
     // Writes run in BEGIN IMMEDIATE transactions: an autocommit write first reads, and a WAL
     // read snapshot that another process moved past cannot be upgraded (busy, no retry).
-    Transaction transaction(*state_->db);
-    Statement touch(*state_->db, "UPDATE captures SET last_access=? WHERE id=?");
-    touch.bind(1, now_seconds()).bind(2, capture_id);
-    touch.run();
-    transaction.commit();
+    try {
+      Transaction transaction(*state_->db);
+      Statement touch(*state_->db, "UPDATE captures SET last_access=? WHERE id=?");
+      touch.bind(1, now_seconds()).bind(2, capture_id);
+      touch.run();
+      transaction.commit();
+    } catch (const SqliteError& error) {
+      // A full disk: the hit still counts, only its LRU time is not updated.
+      if (!error.disk_full() && !error.io_failed()) throw;
+    }
   }
   try {
     return open_store_capture(state_, capture_id, segment);
@@ -245,6 +281,7 @@ VerifyReport ActivationStore::verify(const ProgressCallback& progress) {
 }
 
 int64_t ActivationStore::evict_to(int64_t max_bytes) {
+  state_->require_writable("nothing can be evicted");
   auto captures = list();  // most recently used first
   int64_t total = 0;
   for (const StoredCapture& capture : captures) total += capture.bytes;
@@ -260,6 +297,7 @@ int64_t ActivationStore::evict_to(int64_t max_bytes) {
 
 int ActivationStore::remove(const std::string& template_hash_prefix) {
   if (template_hash_prefix.empty()) throw Error("cache rm: give a template hash or a prefix of one");
+  state_->require_writable("nothing can be removed");
   int removed = 0;
   for (const StoredCapture& capture : list())
     if (capture.capture_id.template_hash.rfind(template_hash_prefix, 0) == 0) {
@@ -270,25 +308,21 @@ int ActivationStore::remove(const std::string& template_hash_prefix) {
 }
 
 RecoveryReport ActivationStore::gc() {
+  state_->require_writable("it cannot be repaired");
   RecoveryReport report;
   std::set<std::string> referenced;
+  std::vector<StoredCapture> broken;
   for (const StoredCapture& capture : list()) {
+    referenced.insert(capture.segment);
     // An index row is kept only if its segment holds every byte its entries point at.
     int64_t needed = 0;
     for (const EntryRecord& record : state_->load_entries(capture.id))
       needed = std::max(needed, record.offset + record.length);
     std::error_code error;
-    const std::string path = state_->segment_path(capture.segment);
-    const auto size = fs::file_size(path, error);
-    if (error || static_cast<int64_t>(size) < needed) {
-      state_->remove_capture(capture.id, capture.segment);
-      ++report.removed_captures;
-      report.notes.push_back("removed capture " + capture.capture_id.template_hash.substr(0, 12) +
-                             ": its segment is missing or truncated");
-      continue;
-    }
-    referenced.insert(capture.segment);
+    const auto size = fs::file_size(state_->segment_path(capture.segment), error);
+    if (error || static_cast<int64_t>(size) < needed) broken.push_back(capture);
   }
+  // Orphans first: removing them needs no index write, and frees the room later writes need.
   std::error_code error;
   for (const auto& file : fs::directory_iterator(state_->segments_dir, error)) {
     const std::string name = file.path().filename().string();
@@ -309,6 +343,12 @@ RecoveryReport ActivationStore::gc() {
     report.reclaimed_bytes += static_cast<int64_t>(file.file_size(error));
     fs::remove(file.path(), error);
     ++report.removed_segments;
+  }
+  for (const StoredCapture& capture : broken) {
+    state_->remove_capture(capture.id, capture.segment);
+    ++report.removed_captures;
+    report.notes.push_back("removed capture " + capture.capture_id.template_hash.substr(0, 12) +
+                           ": its segment is missing or truncated");
   }
   return report;
 }

@@ -30,6 +30,7 @@ struct ActivationStoreOptions {
   int64_t disk_quota_bytes = 0;                     // 0 = unlimited; else LRU eviction on commit
   VerifyPolicy verify = VerifyPolicy::always;
   int sample_every = 16;  // with VerifyPolicy::sampled: one read in this many is verified
+  bool read_only = false;  // also chosen by itself for a folder this process cannot write
 };
 
 struct StoredCapture {
@@ -52,7 +53,7 @@ struct RecoveryReport {
   int removed_captures = 0;  // index rows whose bytes were missing or short
   int removed_segments = 0;  // orphan segments of writers that never committed
   int64_t reclaimed_bytes = 0;
-  std::vector<std::string> notes;
+  std::vector<std::string> notes;  // on open, first how the store degraded (store_index.h), if it did
 };
 
 struct VerifyReport {
@@ -62,7 +63,8 @@ struct VerifyReport {
 
 class ActivationStore : public engine::CaptureStore, public std::enable_shared_from_this<ActivationStore> {
  public:
-  // Opens (creating if needed) and recovers the store. Use ActivationStore::open.
+  // Opens (creating if needed) and recovers the store. A damaged, read-only or full store
+  // degrades (store_index.h) and open_report().notes say how. Use ActivationStore::open.
   static std::shared_ptr<ActivationStore> open(ActivationStoreOptions options);
   ~ActivationStore() override;
 
@@ -77,10 +79,12 @@ class ActivationStore : public engine::CaptureStore, public std::enable_shared_f
   std::vector<StoredCapture> list();
   StoreStats stats();
   VerifyReport verify(const ProgressCallback& progress = {});  // reads every entry
+  // These three free a capture's bytes before they write to the index, so they work on a full disk.
   int64_t evict_to(int64_t max_bytes);                         // disk LRU; returns bytes freed
   int remove(const std::string& template_hash_prefix);         // returns captures removed
-  RecoveryReport gc();                                         // recovery + VACUUM
+  RecoveryReport gc();                                         // orphans and rows whose bytes are gone
   const RecoveryReport& open_report() const { return open_report_; }
+  bool read_only() const;
   const ActivationStoreOptions& options() const;
 
   struct State;  // shared with captures and writers (activation_store.cpp)

@@ -15,7 +15,7 @@ namespace flashps::cache {
 namespace {
 
 std::string system_error(const std::string& path, const std::string& what) {
-  return path + ": " + what + ": " + std::strerror(errno) + (errno == ENOSPC ? " (disk full)" : "");
+  return path + ": " + what + ": " + std::strerror(errno) + (errno == ENOSPC ? " (disk full: free space with `flashps cache evict --max-size SIZE`)" : "");
 }
 
 }  // namespace

@@ -2,19 +2,72 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
+
 #include "core/error.h"
 
 namespace flashps::cache {
 
-SqliteDb::SqliteDb(const std::string& path, int busy_timeout_ms) : path_(path) {
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+bool SqliteError::corrupt() const { return code_ == SQLITE_CORRUPT || code_ == SQLITE_NOTADB; }
+bool SqliteError::disk_full() const { return code_ == SQLITE_FULL; }
+bool SqliteError::read_only() const {
+  return code_ == SQLITE_READONLY || code_ == SQLITE_CANTOPEN || code_ == SQLITE_PERM;
+}
+bool SqliteError::io_failed() const { return code_ == SQLITE_IOERR || code_ == SQLITE_FULL; }
+
+namespace {
+
+// What the user can do about an index error, appended to its message.
+std::string recovery_hint(int code) {
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+    return " (the index is damaged: the next command that opens the store, e.g. `flashps cache gc`, moves it aside "
+           "and starts a new one)";
+  if (code == SQLITE_FULL)
+    return " (the disk is full: free space with `flashps cache evict --max-size SIZE` or `flashps cache rm TEMPLATE`)";
+  return "";
+}
+
+}  // namespace
+
+SqliteDb::SqliteDb(const std::string& path, SqliteOpenMode mode, int busy_timeout_ms) : path_(path), mode_(mode) {
+  const bool writable = mode == SqliteOpenMode::read_write || mode == SqliteOpenMode::exclusive;
+  int flags = (writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_FULLMUTEX;
+  std::string name = path;
+  if (mode == SqliteOpenMode::immutable) {
+    // Only a URI can say `immutable`; the path is percent-encoded where URIs need it.
+    flags |= SQLITE_OPEN_URI;
+    name = "file:";
+    for (const char c : path) {
+      char escaped[4];
+      std::snprintf(escaped, sizeof(escaped), "%%%02X", static_cast<unsigned char>(c));
+      name += c == '%' || c == '?' || c == '#' ? std::string(escaped) : std::string(1, c);
+    }
+    name += "?immutable=1";
+  }
+  if (sqlite3_open_v2(name.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    const int code = db_ ? sqlite3_errcode(db_) & 0xff : SQLITE_NOMEM;
     if (db_) sqlite3_close(db_);
     db_ = nullptr;
-    throw Error(path + ": cannot open the store index: " + message);
+    throw SqliteError(path + ": cannot open the store index: " + message, code);
   }
   sqlite3_busy_timeout(db_, busy_timeout_ms);
+  try {
+    configure(writable);
+  } catch (...) {
+    sqlite3_close(db_);  // the destructor does not run for a constructor that throws
+    db_ = nullptr;
+    throw;
+  }
+}
+
+void SqliteDb::configure(bool writable) {
+  if (!writable) {
+    execute("PRAGMA query_only=1");
+    return;
+  }
+  // Set before the first access: the wal-index then lives in heap memory, never in a -shm file.
+  if (mode_ == SqliteOpenMode::exclusive) execute("PRAGMA locking_mode=EXCLUSIVE");
   execute("PRAGMA journal_mode=WAL");
   // Index rows are committed only after their bytes are flushed; NORMAL keeps WAL commits
   // durable against process crashes and, with the flushed segments, power loss loses at most
@@ -28,7 +81,8 @@ SqliteDb::~SqliteDb() {
 }
 
 void SqliteDb::fail(const std::string& what) const {
-  throw Error(path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+  const int code = sqlite3_errcode(db_) & 0xff;
+  throw SqliteError(path_ + ": " + what + ": " + sqlite3_errmsg(db_) + recovery_hint(code), code);
 }
 
 void SqliteDb::execute(const std::string& sql) {
@@ -37,7 +91,8 @@ void SqliteDb::execute(const std::string& sql) {
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
     const std::string text = message ? message : "unknown error";
     sqlite3_free(message);
-    throw Error(path_ + ": " + text + " (in: " + sql.substr(0, 60) + ")");
+    const int code = sqlite3_errcode(db_) & 0xff;
+    throw SqliteError(path_ + ": " + text + " (in: " + sql.substr(0, 60) + ")" + recovery_hint(code), code);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "cache/host_tier.h"
 #include "cache/segment_file.h"
 #include "cache/sqlite_db.h"
+#include "cache/store_index.h"
 
 namespace flashps::cache {
 
@@ -27,6 +28,9 @@ struct ActivationStore::State {
   ActivationStoreOptions options;
   std::string segments_dir;
   std::unique_ptr<SqliteDb> db;
+  bool read_only = false;
+  std::string read_only_reason;     // why, and how to make the folder writable
+  std::vector<std::string> notes;   // how the index was opened (store_index.h)
   HostTier host;
   std::atomic<int64_t> bytes_read{0};
   std::atomic<int64_t> reads{0};
@@ -38,6 +42,7 @@ struct ActivationStore::State {
   std::vector<EntryRecord> load_entries(int64_t capture_id);
   void quarantine(int64_t capture_id, const engine::EntryKey& key);
   void remove_capture(int64_t capture_id, const std::string& segment);
+  void require_writable(const std::string& what) const;  // IoError naming the fix on a read-only store
   bool should_verify() { return options.verify == VerifyPolicy::always ||
                                 (options.verify == VerifyPolicy::sampled && reads++ % options.sample_every == 0); }
 };

@@ -105,6 +105,7 @@ class StoreWriter : public engine::CaptureWriter {
 }  // namespace
 
 std::unique_ptr<engine::CaptureWriter> ActivationStore::begin(const engine::CaptureId& id) {
+  state_->require_writable("templates are not registered");  // before any work is done for it
   return std::make_unique<StoreWriter>(shared_from_this(), state_, id);
 }
 

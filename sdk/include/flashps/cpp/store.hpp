@@ -62,6 +62,10 @@ class Store {
   explicit operator bool() const { return static_cast<bool>(handle_); }
   flashps_store* get() const { return handle_.get(); }
   std::string directory() const { return flashps_store_directory(handle_.get()); }
+  // What opening the store found and did (a damaged index set aside, a read-only folder, a full
+  // disk, captures recovered), each naming the command that recovers; empty when nothing.
+  std::vector<std::string> notes() const { return detail::split_lines(flashps_store_notes(handle_.get())); }
+  bool read_only() const { return flashps_store_is_read_only(handle_.get()) != 0; }
 
   std::vector<CaptureInfo> list() const {
     std::vector<CaptureInfo> captures;
