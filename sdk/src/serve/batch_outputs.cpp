@@ -84,7 +84,8 @@ void write_output_atomically(const std::string& output, const Image& image) {
   std::error_code error;
   fs::rename(partial, target, error);
   if (error) {
-    fs::remove(partial);
+    std::error_code ignored;
+    fs::remove(partial, ignored);
     throw IoError(output + ": cannot move the finished image into place: " + error.message());
   }
 }
