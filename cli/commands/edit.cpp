@@ -257,6 +257,9 @@ void add_template_commands(CLI::App& app, CommandAction& action) {
         rethrow_naming_option(error);
       }
       finish_progress_line(options.quiet);
+      // Skipped (a read-only store): the caller asked for exactly this, so it is an error here.
+      if (stats.template_hash.empty())
+        throw fps::Error(FLASHPS_IO_ERROR, stats.notes.empty() ? "the template was not registered" : stats.notes.front());
       print_notes(stats);
       // A template has one capture per settings string: the one just written is that template's
       // most recently used (the store lists newest first; registration touches an existing one).

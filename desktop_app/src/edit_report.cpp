@@ -87,6 +87,10 @@ QString timing_text(const std::vector<sdk::EditStats>& variations) {
 }
 
 QString capture_status(const sdk::EditStats& registration, const QString& store_directory) {
+  if (registration.template_hash.empty())  // skipped: the store takes no captures (read-only)
+    return QObject::tr("the template was not captured: %1")
+        .arg(QString::fromStdString(registration.notes.empty() ? std::string("no reason given")
+                                                                : registration.notes.front()));
   const QString where = store_directory.isEmpty() ? QObject::tr("in memory for this session")
                                                   : QObject::tr("in the store %1").arg(store_directory);
   return QObject::tr("captured template %1 (%2 MB, %3) %4: later edits of this image with these settings can "

@@ -84,6 +84,14 @@ class EditReportTest : public QObject {
                                "this image with these settings can reuse it; each says whether it did"));
     QVERIFY(capture_status(registration, {}).contains("in memory for this session"));
   }
+
+  void aSkippedCaptureSaysWhy() {
+    EditStats skipped;  // what a read-only store returns: no hash, a note naming the fix
+    skipped.notes = {"/ro is read-only, so templates are not registered (Read-only file system; remount it)"};
+    QCOMPARE(capture_status(skipped, "/ro"),
+             QString("the template was not captured: /ro is read-only, so templates are not registered "
+                     "(Read-only file system; remount it)"));
+  }
 };
 
 QTEST_MAIN(EditReportTest)

@@ -81,6 +81,7 @@ TEST_CASE("an index that is not a database is moved aside, its segments kept, an
   auto store = open_store(directory);
   CHECK(store->list().empty());
   CHECK_FALSE(store->read_only());
+  CHECK(store->why_unwritable().empty());
   const std::string notes = joined(store->open_report().notes);
   CHECK_THAT(notes, Catch::Contains("index.sqlite was unreadable (not an SQLite database): moved to"));
   CHECK_THAT(notes, Catch::Contains("2 segment file(s)"));

@@ -284,6 +284,34 @@ TEST_CASE("a template stored on disk is reused by a new process, and damage fall
   CHECK(max_pixel_difference(edited.image, full) <= 1);
 }
 
+TEST_CASE("registering on a read-only store is skipped with a note, and its captures still serve edits",
+          "[pipeline][cache]") {
+  test::TempDir dir;
+  const std::string model = tiny_model(dir);
+  cache::ActivationStoreOptions options;
+  options.directory = dir.file("store");
+  Image image = gradient_image(64, 48);
+  EditRequest request = request_for(image, box_mask(64, 48, 16, 16, 20), 5);
+  FluxInpaintPipeline::load(model, at::kFloat, cache::ActivationStore::open(options))->register_template(request);
+  options.read_only = true;
+  auto store = cache::ActivationStore::open(options);
+  CHECK(store->why_unwritable() ==
+        options.directory + " is read-only, so templates are not registered (opened read-only as asked)");
+  auto pipeline = FluxInpaintPipeline::load(model, at::kFloat, store);
+  const int64_t captures_before = store->stats().captures;
+  EditRequest other = request;
+  other.seed = request.seed + 1;  // another capture key: would be a new capture on a writable store
+  const TemplateInfo skipped = pipeline->register_template(other);
+  CHECK(skipped.template_hash.empty());
+  CHECK(skipped.stats.template_hash.empty());
+  CHECK(skipped.bytes == 0);
+  REQUIRE(skipped.stats.notes.size() == 1);
+  CHECK(skipped.stats.notes[0] == store->why_unwritable());
+  CHECK(store->stats().captures == captures_before);
+  request.mode = ComputeMode::hidden;
+  CHECK(pipeline->edit(request).stats.cache_hit);
+}
+
 TEST_CASE("model_index.json options are checked and named in errors", "[pipeline]") {
   test::TempDir dir;
   const std::string model = tiny_model(dir);

@@ -1,6 +1,6 @@
 // run_batch (serve/batch_runner.h) on the tiny pipeline: folder outputs fail alone, incomplete
 // outputs are redone, a killed run's temporaries are removed, and a cancel from the progress
-// callback reaches edits that are still waiting.
+// callback reaches edits that are still waiting, and transparency a JPEG output drops is noted.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -87,6 +87,36 @@ TEST_CASE("batch runner: a folder output fails alone; empty and truncated output
   CHECK(rerun.failed == 1);
   CHECK(rerun.done == 3);
   CHECK(fs::is_directory(dir.file("out/folder.png")));
+}
+
+TEST_CASE("batch runner: transparency lost to a JPEG output is noted per item and in the summary",
+          "[serve][batch]") {
+  TempDir dir;
+  const auto engine = tiny_engine(dir);
+  BatchManifest manifest = manifest_of(dir, {"out/a.jpg", "out/b.png"});
+  const Image rgb = gradient_image(32, 32);
+  Image rgba(32, 32, 4);
+  for (size_t i = 0; i < rgb.pixel_count(); ++i) {
+    for (int c = 0; c < 3; ++c) rgba.pixels[i * 4 + c] = rgb.pixels[i * 3 + c];
+    rgba.pixels[i * 4 + 3] = static_cast<uint8_t>(i % 2 ? 255 : 96);
+  }
+  write_image(dir.file("in.png"), rgba);
+
+  const BatchSummary summary = run_batch(*engine, manifest, {});
+  REQUIRE(summary.done == 2);
+  CHECK(summary.items[0].note == dir.file("out/a.jpg") +
+                                     ": the input's transparency is not kept: JPEG has no alpha channel (write a "
+                                     ".png to keep it)");
+  CHECK(summary.items[1].note.empty());
+  CHECK(read_image(dir.file("out/b.png")).channels == 4);
+  REQUIRE(summary.notes.size() == 1);
+  CHECK(summary.notes[0] == "1 output(s) lost their input's transparency: JPEG has no alpha channel (line 1 " +
+                                dir.file("out/a.jpg") + "); name them .png to keep it");
+
+  write_batch_report(summary, dir.file("report.json"));
+  std::ifstream report(dir.file("report.json"));
+  const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Catch::Contains("JPEG has no alpha channel (write a .png to keep it)"));
 }
 
 TEST_CASE("batch runner: the progress callback is polled while edits wait; its cancel ends them", "[serve][batch]") {

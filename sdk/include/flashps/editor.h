@@ -122,7 +122,9 @@ FLASHPS_EXPORT void flashps_editor_close(flashps_editor* editor);
 FLASHPS_EXPORT flashps_status flashps_editor_info(const flashps_editor* editor, flashps_model_info* info);
 
 /* Runs the template in full and captures its activations for later edits of it. `mask` may be
- * NULL (the whole image), or the mask of the edits to come (the same window around it). */
+ * NULL (the whole image), or the mask of the edits to come (the same window around it). On a
+ * read-only store nothing runs: FLASHPS_OK with an empty stats.template_hash and a note naming
+ * the fix (see flashps_store_is_read_only). */
 FLASHPS_EXPORT flashps_status flashps_template_register(flashps_editor* editor, const flashps_image* image,
                                                         const flashps_edit_params* params,
                                                         flashps_edit_stats* stats);

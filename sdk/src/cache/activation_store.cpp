@@ -34,8 +34,12 @@ ActivationStore::State::State(ActivationStoreOptions opts)
   notes = std::move(index.notes);
 }
 
+std::string ActivationStore::State::read_only_message(const std::string& what) const {
+  return options.directory + " is read-only, so " + what + " (" + read_only_reason + ")";
+}
+
 void ActivationStore::State::require_writable(const std::string& what) const {
-  if (read_only) throw IoError(options.directory + " is read-only, so " + what + " (" + read_only_reason + ")");
+  if (read_only) throw IoError(read_only_message(what));
 }
 
 std::vector<EntryRecord> ActivationStore::State::load_entries(int64_t capture_id) {
@@ -129,6 +133,10 @@ ActivationStore::~ActivationStore() { wait_for_prefetches(); }
 
 const ActivationStoreOptions& ActivationStore::options() const { return state_->options; }
 bool ActivationStore::read_only() const { return state_->read_only; }
+
+std::string ActivationStore::why_unwritable() const {
+  return state_->read_only ? state_->read_only_message("templates are not registered") : std::string();
+}
 
 std::shared_ptr<const engine::Capture> ActivationStore::find(const engine::CaptureId& id) {
   int64_t capture_id = 0;

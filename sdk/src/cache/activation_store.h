@@ -85,6 +85,7 @@ class ActivationStore : public engine::CaptureStore, public std::enable_shared_f
   RecoveryReport gc();                                         // orphans and rows whose bytes are gone
   const RecoveryReport& open_report() const { return open_report_; }
   bool read_only() const;
+  std::string why_unwritable() const override;
   const ActivationStoreOptions& options() const;
 
   struct State;  // shared with captures and writers (activation_store.cpp)

@@ -43,6 +43,7 @@ struct ActivationStore::State {
   void quarantine(int64_t capture_id, const engine::EntryKey& key);
   void remove_capture(int64_t capture_id, const std::string& segment);
   void require_writable(const std::string& what) const;  // IoError naming the fix on a read-only store
+  std::string read_only_message(const std::string& what) const;
   bool should_verify() { return options.verify == VerifyPolicy::always ||
                                 (options.verify == VerifyPolicy::sampled && reads++ % options.sample_every == 0); }
 };

@@ -67,6 +67,9 @@ Image decode_image(const uint8_t* bytes, size_t size, const std::string& source_
 // the data goes to a temporary file in the same folder that is then renamed over `path`.
 // A full disk is reported as such: "<path>: cannot write PNG: the disk is full (...)".
 void write_image(const std::string& path, const Image& image);
+// What write_image(path, image) drops that the caller should be told: the transparency of an
+// RGBA image written as JPEG. Empty when nothing is lost.
+std::string image_write_loss(const std::string& path, const Image& image);
 
 enum class ImageFormat { png, jpeg };
 // write_image's encoder on an open stream, flushed; errors name `name`.

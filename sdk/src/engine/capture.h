@@ -72,6 +72,9 @@ class CaptureStore {
   virtual ~CaptureStore() = default;
   virtual std::shared_ptr<const Capture> find(const CaptureId& id) = 0;
   virtual std::unique_ptr<CaptureWriter> begin(const CaptureId& id) = 0;
+  // Why begin() would refuse every capture (a read-only store), naming the fix; empty when it
+  // would not. Registration checks it first so it can skip with a note instead of failing.
+  virtual std::string why_unwritable() const { return {}; }
 };
 
 // Keeps captures in host memory (the tier every store has).

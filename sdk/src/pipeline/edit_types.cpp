@@ -43,4 +43,10 @@ Conditioning load_conditioning(const std::string& path) {
   return conditioning;
 }
 
+TemplateInfo skipped_registration(const std::string& why_unwritable) {
+  TemplateInfo skipped;
+  skipped.stats.notes.push_back(why_unwritable);
+  return skipped;
+}
+
 }  // namespace flashps

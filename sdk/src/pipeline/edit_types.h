@@ -83,4 +83,8 @@ struct TemplateInfo {
   EditStats stats;
 };
 
+// A registration that did not run because its store takes no captures (read-only): no hash,
+// and a note saying why and how to fix it.
+TemplateInfo skipped_registration(const std::string& why_unwritable);
+
 }  // namespace flashps

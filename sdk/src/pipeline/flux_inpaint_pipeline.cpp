@@ -105,6 +105,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
 
 TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& given, bool capture_kv,
                                                     bool capture_hidden) {
+  if (const std::string why = store_->why_unwritable(); !why.empty()) return skipped_registration(why);
   const auto start = std::chrono::steady_clock::now();
   FluxEditJob job;
   job.started = start;

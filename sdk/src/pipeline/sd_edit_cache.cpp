@@ -75,6 +75,7 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
 }
 
 TemplateInfo SDInpaintPipeline::register_template(const EditRequest& request) {
+  if (const std::string why = store_->why_unwritable(); !why.empty()) return skipped_registration(why);
   const auto start = std::chrono::steady_clock::now();
   EditRequest full = request;
   full.mode = ComputeMode::full;

@@ -1,5 +1,6 @@
 #include "serve/batch_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -77,6 +78,7 @@ BatchSummary run_batch(Engine& engine, const BatchManifest& manifest, const Batc
     try {
       EditResult result = item.handle.wait();
       write_output_atomically(outcome.output, result.image);
+      outcome.note = image_write_loss(outcome.output, result.image);
       outcome.status = "done";
       outcome.cache_hit = result.stats.cache_hit;
       outcome.seconds = item.handle.latency_seconds();
@@ -140,6 +142,18 @@ BatchSummary run_batch(Engine& engine, const BatchManifest& manifest, const Batc
     summary.notes.push_back(std::to_string(prompts) +
                             " items give a prompt: this model has no text encoder, so prompts are not used "
                             "(give \"prompt_embeds\"; the bundled model is unconditional)");
+  std::vector<std::string> lost_alpha;
+  for (const BatchItemOutcome& item : summary.items)
+    if (!item.note.empty()) lost_alpha.push_back("line " + std::to_string(item.line) + " " + item.output);
+  if (!lost_alpha.empty()) {
+    const size_t shown = std::min<size_t>(lost_alpha.size(), 5);
+    std::string listed;
+    for (size_t i = 0; i < shown; ++i) listed += (i ? ", " : "") + lost_alpha[i];
+    if (shown < lost_alpha.size()) listed += ", ... (all in the JSON report)";
+    summary.notes.push_back(std::to_string(lost_alpha.size()) +
+                            " output(s) lost their input's transparency: JPEG has no alpha channel (" + listed +
+                            "); name them .png to keep it");
+  }
   summary.seconds = elapsed();
   summary.throughput = summary.seconds > 0 ? summary.done / summary.seconds : 0;
   return summary;
@@ -149,7 +163,7 @@ void write_batch_report(const BatchSummary& summary, const std::string& path) {
   nlohmann::json items = nlohmann::json::array();
   for (const BatchItemOutcome& item : summary.items)
     items.push_back({{"line", item.line}, {"output", item.output}, {"status", item.status},
-                     {"error", item.error}, {"cache_hit", item.cache_hit}, {"seconds", item.seconds}});
+                     {"error", item.error}, {"note", item.note}, {"cache_hit", item.cache_hit}, {"seconds", item.seconds}});
   write_json_file(path, {{"done", summary.done}, {"skipped", summary.skipped}, {"failed", summary.failed},
                          {"cancelled", summary.cancelled}, {"cache_hits", summary.cache_hits},
                          {"seconds", summary.seconds}, {"throughput", summary.throughput}, {"items", items}});

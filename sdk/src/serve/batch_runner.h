@@ -32,6 +32,7 @@ struct BatchItemOutcome {
   std::string output;
   std::string status;  // done | skipped | failed | cancelled
   std::string error;
+  std::string note;  // what the written output lost (transparency in a JPEG), if anything
   bool cache_hit = false;
   double seconds = 0;  // submission to result
 };
