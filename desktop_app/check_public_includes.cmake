@@ -1,6 +1,7 @@
 # flashps-paint is a client of the public SDK surface only: every #include in desktop_app/src and
 # desktop_app/tests must be <flashps/...>, a Qt header, nlohmann/json (the SD test writes JSON), a
-# standard/system header (no folder), a .moc, or a header of the app itself ("name.h" in src/).
+# standard/system header (no folder), a .moc, a header of the app itself ("name.h" in src/), or
+# in tests a header of the tests' own ("name.h" in tests/).
 # Run as `cmake -DAPP_DIR=<desktop_app> -P check_public_includes.cmake` (ctest paint.public_api_only)
 # and at configure time; fails naming each file, line and include.
 if(NOT APP_DIR)
@@ -18,7 +19,9 @@ foreach(source ${sources})
       endif()
     elseif(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
       set(header ${CMAKE_MATCH_1})
-      if(header MATCHES "\\.moc$" OR (NOT header MATCHES "/" AND EXISTS ${APP_DIR}/src/${header}))
+      get_filename_component(source_dir ${source} DIRECTORY)
+      if(header MATCHES "\\.moc$" OR (NOT header MATCHES "/" AND EXISTS ${APP_DIR}/src/${header})
+         OR (NOT header MATCHES "/" AND source_dir STREQUAL "${APP_DIR}/tests" AND EXISTS ${APP_DIR}/tests/${header}))
         continue()
       endif()
     else()

@@ -21,37 +21,11 @@
 #include "generation_panel.h"
 #include "image_convert.h"
 #include "main_window.h"
+#include "paint_test_support.h"
 #include "staging_strip.h"
 
 using namespace flashps_paint;
-
-namespace {
-
-constexpr int kWorstGapBoundMs = 250;
-
-// The worst gap between ticks of a 10 ms timer while it runs: how long the UI thread was busy.
-class EventLoopLatency : public QObject {
- public:
-  EventLoopLatency() {
-    timer_.setInterval(10);
-    connect(&timer_, &QTimer::timeout, this, [this] {
-      worst_ms_ = std::max(worst_ms_, clock_.restart());
-      ++ticks_;
-    });
-    clock_.start();
-    timer_.start();
-  }
-  qint64 worstMs() const { return worst_ms_; }
-  int ticks() const { return ticks_; }
-
- private:
-  QTimer timer_;
-  QElapsedTimer clock_;
-  qint64 worst_ms_ = 0;
-  int ticks_ = 0;
-};
-
-}  // namespace
+using namespace flashps_paint::test;
 
 class GenerationTest : public QObject {
   Q_OBJECT
@@ -69,11 +43,7 @@ class GenerationTest : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);  // settings go to a test folder, not the user's
-    QSettings("FlashPS", "flashps-paint").clear();
-    // Captures go to a fresh store, not the user's (and not one a previous run filled).
-    QVERIFY(store_dir_.isValid());
-    qputenv("FLASHPS_CACHE_DIR", store_dir_.path().toLocal8Bit());
+    QVERIFY(isolate_settings_and_store(store_dir_));
     window_ = std::make_unique<MainWindow>();
     window_->resize(1200, 800);
     window_->show();

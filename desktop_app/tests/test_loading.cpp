@@ -16,30 +16,12 @@
 #include "image_convert.h"
 #include "image_loader.h"
 #include "main_window.h"
+#include "paint_test_support.h"
 
 using namespace flashps_paint;
+using namespace flashps_paint::test;
 
 namespace {
-
-constexpr int kWorstGapBoundMs = 250;
-
-// The worst gap between ticks of a 10 ms timer while it runs: how long the UI thread was busy.
-class EventLoopLatency : public QObject {
- public:
-  EventLoopLatency() {
-    timer_.setInterval(10);
-    connect(&timer_, &QTimer::timeout, this, [this] { worst_ms_ = std::max(worst_ms_, clock_.restart()); });
-    clock_.start();
-    timer_.start();
-  }
-  qint64 worstMs() const { return worst_ms_; }
-  void stop() { timer_.stop(); }
-
- private:
-  QTimer timer_;
-  QElapsedTimer clock_;
-  qint64 worst_ms_ = 0;
-};
 
 // Noise compresses badly, so decoding it takes long enough to tell a blocked UI thread.
 Image noise(int width, int height) {

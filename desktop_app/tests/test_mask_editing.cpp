@@ -15,22 +15,12 @@
 #include "generation_panel.h"
 #include "image_convert.h"
 #include "main_window.h"
+#include "paint_test_support.h"
 
 using namespace flashps_paint;
+using namespace flashps_paint::test;
 
 namespace {
-
-Image test_image(int width, int height) {
-  Image image(width, height, 3);
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x) {
-      uint8_t* pixel = &image.pixels[(size_t(y) * width + x) * 3];
-      pixel[0] = uint8_t(x);
-      pixel[1] = uint8_t(y);
-      pixel[2] = 90;
-    }
-  return image;
-}
 
 int count_set(const Image& mask) {
   int count = 0;
@@ -84,7 +74,7 @@ class MaskEditingTest : public QObject {
     window_->resize(1200, 800);
     window_->show();
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-    document()->setImage(test_image(200, 150));
+    document()->setImage(gradient_image(200, 150, 90));
     canvas()->setZoom(2.0);
   }
 

@@ -14,9 +14,11 @@
 #include "generation_controller.h"
 #include "generation_panel.h"
 #include "main_window.h"
+#include "paint_test_support.h"
 #include "staging_strip.h"
 
 using namespace flashps_paint;
+using namespace flashps_paint::test;
 
 class ScreenshotTest : public QObject {
   Q_OBJECT
@@ -24,11 +26,7 @@ class ScreenshotTest : public QObject {
 
  private Q_SLOTS:
   void mainWindowMidEdit() {
-    QStandardPaths::setTestModeEnabled(true);  // settings go to a test folder, not the user's
-    QSettings("FlashPS", "flashps-paint").clear();
-    // Captures go to a fresh store, not the user's (and not one a previous run filled).
-    QVERIFY(store_dir_.isValid());
-    qputenv("FLASHPS_CACHE_DIR", store_dir_.path().toLocal8Bit());
+    QVERIFY(isolate_settings_and_store(store_dir_));
     MainWindow window;
     window.resize(1280, 800);
     window.show();

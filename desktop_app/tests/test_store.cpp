@@ -15,9 +15,11 @@
 #include "generation_panel.h"
 #include "image_convert.h"
 #include "main_window.h"
+#include "paint_test_support.h"
 #include "staging_strip.h"
 
 using namespace flashps_paint;
+using namespace flashps_paint::test;
 
 class StoreTest : public QObject {
   Q_OBJECT
@@ -51,10 +53,7 @@ class StoreTest : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);  // settings go to a test folder, not the user's
-    QSettings("FlashPS", "flashps-paint").clear();
-    QVERIFY(store_dir_.isValid());
-    qputenv("FLASHPS_CACHE_DIR", store_dir_.path().toLocal8Bit());
+    QVERIFY(isolate_settings_and_store(store_dir_));
     const QImage photo = to_qimage(Image::load(FLASHPS_SOURCE_DIR "/samples/images/fig.jpg"));
     photo_ = from_qimage(photo.scaled(512, 384, Qt::IgnoreAspectRatio, Qt::SmoothTransformation));
   }

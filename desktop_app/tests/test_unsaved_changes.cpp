@@ -13,25 +13,11 @@
 #include "generation_controller.h"
 #include "image_convert.h"
 #include "main_window.h"
+#include "paint_test_support.h"
 #include "staging_strip.h"
 
 using namespace flashps_paint;
-
-namespace {
-
-Image gradient(int width, int height, uint8_t blue) {
-  Image image(width, height, 3);
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x) {
-      uint8_t* pixel = &image.pixels[(size_t(y) * width + x) * 3];
-      pixel[0] = uint8_t(x);
-      pixel[1] = uint8_t(y);
-      pixel[2] = blue;
-    }
-  return image;
-}
-
-}  // namespace
+using namespace flashps_paint::test;
 
 class UnsavedChangesTest : public QObject {
   Q_OBJECT
@@ -43,7 +29,7 @@ class UnsavedChangesTest : public QObject {
 
   void acceptAVariation() {
     Variation variation;
-    variation.image = to_qimage(gradient(120, 80, 200));
+    variation.image = to_qimage(gradient_image(120, 80, 200));
     variation.seed = 1;
     window_->strip().addVariation(variation);
     QTest::mouseClick(window_->strip().acceptButton(), Qt::LeftButton);
@@ -76,7 +62,7 @@ class UnsavedChangesTest : public QObject {
     window_->setUserPrompts(prompts);
     window_->show();
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-    window_->document().setImage(gradient(120, 80, 10));
+    window_->document().setImage(gradient_image(120, 80, 10));
   }
   void cleanup() { window_.reset(); }
 
@@ -160,7 +146,7 @@ class UnsavedChangesTest : public QObject {
   void openingAnotherImageAsks() {
     acceptAVariation();
     const QString other = dir_.filePath("other.png");
-    gradient(64, 48, 90).save(other.toStdString());
+    gradient_image(64, 48, 90).save(other.toStdString());
     answer_ = DiscardChoice::cancel;
     QVERIFY(!window_->openImage(other));
     QCOMPARE(int(window_->document().image().width), 120);

@@ -76,6 +76,17 @@ struct StoreCloser {
 };
 using StorePtr = std::unique_ptr<flashps_store, StoreCloser>;
 
+// Opens the store in `directory` with default parameters; the test fails if it cannot.
+inline StorePtr open_store(const std::string& directory) {
+  flashps_store_params params = flashps_store_default_params();
+  params.directory = directory.c_str();
+  flashps_store* store = nullptr;
+  const flashps_status status = flashps_store_open(&params, &store);
+  INFO(flashps_last_error());
+  REQUIRE(status == FLASHPS_OK);
+  return StorePtr(store);
+}
+
 // Opens `model_dir` with `params` (NULL: defaults); REQUIREs success, naming the error.
 inline EditorPtr open_editor(const std::string& model_dir, const flashps_editor_params* params = nullptr) {
   flashps_editor* editor = nullptr;

@@ -17,16 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-StorePtr open_store(const std::string& directory) {
-  flashps_store_params params = flashps_store_default_params();
-  params.directory = directory.c_str();
-  flashps_store* store = nullptr;
-  const flashps_status status = flashps_store_open(&params, &store);
-  INFO(flashps_last_error());
-  REQUIRE(status == FLASHPS_OK);
-  return StorePtr(store);
-}
-
 struct Listed {
   std::vector<std::string> hashes;
   int stop_after = -1;

@@ -13,20 +13,6 @@
 
 using namespace flashps::test::api;
 
-namespace {
-
-StorePtr open_store(const std::string& directory) {
-  flashps_store_params params = flashps_store_default_params();
-  params.directory = directory.c_str();
-  flashps_store* store = nullptr;
-  const flashps_status status = flashps_store_open(&params, &store);
-  INFO(flashps_last_error());
-  REQUIRE(status == FLASHPS_OK);
-  return StorePtr(store);
-}
-
-}  // namespace
-
 TEST_CASE("store: an unreadable index is set aside on open and the notes say so", "[api][store]") {
   flashps::test::TempDir dir;
   const std::string directory = dir.file("store");
