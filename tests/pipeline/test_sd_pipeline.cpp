@@ -9,7 +9,7 @@
 #include "models/unet/unet_block_work.h"
 #include "pipeline/sd_inpaint_pipeline.h"
 #include "serve/engine.h"
-#include "serve/sd_device.h"
+#include "serve/engine_device.h"
 #include "support/fixtures.h"
 #include "support/tiny_pipeline.h"
 #include "support/tiny_sd_folder.h"
@@ -162,7 +162,7 @@ TEST_CASE("SD folders serve through the engine: batched, cached and plain reques
   const Image cached_alone = pipeline->edit(request).image;
   const Image plain_alone = pipeline->edit(plain).image;
 
-  const serve::EngineDevice device = serve::sd_engine_device(pipeline);
+  const serve::EngineDevice device = serve::engine_device(pipeline);
   CHECK(device.profile.cache_kind == engine::CacheKind::hidden);
   serve::Engine engine({device}, serve::EngineOptions{});
   engine.pause();  // both queued first, so they share steps

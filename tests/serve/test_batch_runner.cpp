@@ -10,7 +10,7 @@
 
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "serve/batch_runner.h"
-#include "serve/flux_device.h"
+#include "serve/engine_device.h"
 #include "support/tiny_pipeline.h"
 
 using namespace flashps;
@@ -24,7 +24,7 @@ std::unique_ptr<Engine> tiny_engine(const TempDir& dir) {
   auto pipeline = std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(tiny_model(dir), at::kFloat));
   EngineOptions options;
   options.batching = batching_config("cb", 4);
-  return std::make_unique<Engine>(std::vector<EngineDevice>{flux_engine_device(pipeline)}, options);
+  return std::make_unique<Engine>(std::vector<EngineDevice>{engine_device(pipeline)}, options);
 }
 
 BatchManifest manifest_of(const TempDir& dir, const std::vector<std::string>& outputs) {

@@ -8,7 +8,7 @@
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "serve/device_selection.h"
 #include "serve/engine.h"
-#include "serve/flux_device.h"
+#include "serve/engine_device.h"
 #include "support/tiny_pipeline.h"
 
 using namespace flashps;
@@ -38,7 +38,11 @@ TEST_CASE("each listed device gets a worker with its own model on that device", 
   TempDir dir;
   const std::string model = tiny_model(dir);
   auto store = std::make_shared<engine::MemoryCaptureStore>();
-  std::vector<EngineDevice> workers = flux_engine_devices(model, at::kFloat, store, {at::Device(at::kCPU)});
+  std::vector<EngineDevice> workers;
+  for (const at::Device& device : select_devices("cpu"))
+    workers.push_back(engine_device(
+        std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(model, at::kFloat, store, device)), {},
+        device.str()));
   REQUIRE(workers.size() == 1);
   CHECK(workers[0].name == "cpu");
   auto* pipeline = dynamic_cast<FluxInpaintPipeline*>(workers[0].pipeline.get());
@@ -50,4 +54,27 @@ TEST_CASE("each listed device gets a worker with its own model on that device", 
   const Image direct = FluxInpaintPipeline::load(model, at::kFloat)->edit(request).image;
   Engine engine(std::move(workers), EngineOptions{});
   CHECK(max_pixel_difference(engine.submit(request).wait().image, direct) == 0);
+}
+
+TEST_CASE("a device's estimated profile comes from its pipeline's cost profile", "[serve][engine]") {
+  TempDir dir;
+  auto pipeline = std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(tiny_model(dir), at::kFloat));
+  const PipelineCostProfile cost = pipeline->cost_profile();
+  const FluxConfig& config = pipeline->components().transformer->config();
+  CHECK(cost.family == "Flux transformer");
+  CHECK(static_cast<int64_t>(cost.blocks.size()) == config.block_count());
+  CHECK(cost.cache_kind == engine::CacheKind::kv);
+  const int64_t side = pipeline->components().native_size > 0 ? pipeline->components().native_size : 512;
+  const int64_t token_pixels = pipeline->vae_scale_factor() * 2;
+  CHECK(cost.image_tokens == (side / token_pixels) * (side / token_pixels));
+
+  const DeviceProfile profile = engine_device(pipeline).profile;
+  CHECK(profile.name == "estimated from the default device speed (Flux transformer; run `flashps profile` to measure)");
+  CHECK(profile.blocks.size() == cost.blocks.size());
+  CHECK(profile.blocks[0].flops_per_query_row == cost.blocks[0].flops_per_query_row);
+  CHECK(profile.block_compute.slope == Approx(1.0 / cost.speed.flops_per_second));
+  CHECK(profile.block_load.slope == Approx(1.0 / cost.speed.load_bytes_per_second));
+  CHECK(profile.image_tokens == cost.image_tokens);
+  CHECK(profile.text_tokens == cost.text_tokens);
+  CHECK(profile.steps == cost.steps);
 }

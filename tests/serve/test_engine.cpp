@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "serve/engine.h"
-#include "serve/flux_device.h"
+#include "serve/engine_device.h"
 #include "serve/simulator.h"
 #include "support/tiny_pipeline.h"
 
@@ -63,7 +63,7 @@ TEST_CASE("every request resolves exactly once under load, cancellations and dea
   const int count = 500;
   std::vector<EditHandle> handles;
   {
-    Engine engine({flux_engine_device(pipeline)}, options_for("cb", 8, 64));
+    Engine engine({engine_device(pipeline)}, options_for("cb", 8, 64));
     std::mt19937 rng(7);
     for (int i = 0; i < count; ++i) {
       EditRequest request = request_for(gradient_image(32, 32), box_mask(32, 32, rng() % 16, rng() % 16, 4 + rng() % 12),
@@ -107,7 +107,7 @@ TEST_CASE("every request resolves exactly once under load, cancellations and dea
 TEST_CASE("the queue bound rejects with a clear error and admits again once drained", "[serve][engine]") {
   TempDir dir;
   auto pipeline = tiny_pipeline(dir);
-  Engine engine({flux_engine_device(pipeline)}, options_for("cb", 2, 3));
+  Engine engine({engine_device(pipeline)}, options_for("cb", 2, 3));
   engine.pause();
   std::vector<EditHandle> accepted;
   for (int i = 0; i < 3; ++i)
@@ -126,7 +126,7 @@ TEST_CASE("a request joining a running batch gets the image it gets alone", "[se
   const EditRequest long_request = request_for(gradient_image(48, 32), box_mask(48, 32, 8, 8, 16), 1, 8);
   const EditRequest joining = request_for(gradient_image(32, 48), box_mask(32, 48, 4, 20, 12), 2, 3);
   const Image alone = pipeline->edit(joining).image;
-  Engine engine({flux_engine_device(pipeline)}, options_for("cb", 4));
+  Engine engine({engine_device(pipeline)}, options_for("cb", 4));
   std::promise<void> third_step;
   std::atomic<bool> signalled{false};
   SubmitOptions watch;
@@ -149,7 +149,7 @@ TEST_CASE("the simulator and a real CPU worker finish a small trace in the same 
   EventLog log;
   std::vector<RequestId> ids;
   {
-    Engine engine({flux_engine_device(pipeline)}, options_for("cb", 2));
+    Engine engine({engine_device(pipeline)}, options_for("cb", 2));
     engine.pause();  // every request is prepared before the first step, as in the simulated trace
     std::vector<EditHandle> handles;
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -185,7 +185,7 @@ TEST_CASE("the simulator and a real CPU worker finish a small trace in the same 
 TEST_CASE("cancel, deadlines and bad inputs resolve their own request only", "[serve][engine]") {
   TempDir dir;
   auto pipeline = tiny_pipeline(dir);
-  Engine engine({flux_engine_device(pipeline)}, options_for("cb", 4));
+  Engine engine({engine_device(pipeline)}, options_for("cb", 4));
   std::promise<void> started;
   std::atomic<bool> signalled{false};
   SubmitOptions watch;
@@ -220,7 +220,7 @@ TEST_CASE("inline and static engines serve the same images as continuous batchin
   std::vector<Image> expected;
   for (const EditRequest& request : requests) expected.push_back(pipeline->edit(request).image);
   for (const char* batching : {"static-full", "static", "naive-cb", "cb"}) {
-    Engine engine({flux_engine_device(pipeline)}, options_for(batching, 3));
+    Engine engine({engine_device(pipeline)}, options_for(batching, 3));
     std::vector<EditHandle> handles;
     for (const EditRequest& request : requests) handles.push_back(engine.submit(request));
     for (size_t i = 0; i < handles.size(); ++i) {
@@ -234,7 +234,7 @@ TEST_CASE("progress events carry previews when asked, decoded off the step loop"
   TempDir dir;
   auto pipeline = tiny_pipeline(dir);
   for (const char* batching : {"cb", "naive-cb"}) {
-    Engine engine({flux_engine_device(pipeline)}, options_for(batching, 4));
+    Engine engine({engine_device(pipeline)}, options_for(batching, 4));
     std::mutex mutex;
     std::vector<int> preview_steps;
     std::vector<RequestStatus> statuses;
@@ -265,7 +265,7 @@ TEST_CASE("destroying an engine resolves every request it holds", "[serve][engin
   for (const char* batching : {"cb", "naive-cb", "static"}) {
     std::vector<EditHandle> handles;
     {
-      Engine engine({flux_engine_device(pipeline)}, options_for(batching, 3));
+      Engine engine({engine_device(pipeline)}, options_for(batching, 3));
       for (int i = 0; i < 12; ++i)
         handles.push_back(engine.submit(request_for(gradient_image(32, 32), box_mask(32, 32, i, 4, 10), i, 3)));
       std::this_thread::sleep_for(std::chrono::milliseconds(20 * (1 + handles.size() % 3)));

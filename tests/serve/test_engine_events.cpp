@@ -9,7 +9,7 @@
 
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "serve/engine.h"
-#include "serve/flux_device.h"
+#include "serve/engine_device.h"
 #include "support/tiny_pipeline.h"
 
 using namespace flashps;
@@ -44,7 +44,7 @@ TEST_CASE("engine events: every state in order, previews before finishing, termi
         Log log;
         std::vector<EditHandle> handles;
         {
-          Engine engine({flux_engine_device(pipeline)}, options);
+          Engine engine({engine_device(pipeline)}, options);
           for (int i = 0; i < 6; ++i) {
             SubmitOptions submit;
             submit.on_event = log.callback();
@@ -88,7 +88,7 @@ TEST_CASE("engine pause: returns after the running step, and no step runs until 
   auto pipeline = std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(tiny_model(dir), at::kFloat));
   EngineOptions options;
   options.batching = batching_config("cb", 4);
-  Engine engine({flux_engine_device(pipeline)}, options);
+  Engine engine({engine_device(pipeline)}, options);
   std::vector<EditHandle> handles;
   for (int i = 0; i < 3; ++i)
     handles.push_back(engine.submit(request_for(gradient_image(64, 64), box_mask(64, 64, 8, 8, 24), i, 1000)));

@@ -20,8 +20,7 @@
 #include "pipeline/sd_inpaint_pipeline.h"
 #include "serve/batching.h"
 #include "serve/device_selection.h"
-#include "serve/flux_device.h"
-#include "serve/sd_device.h"
+#include "serve/engine_device.h"
 
 namespace {
 
@@ -100,7 +99,7 @@ std::vector<serve::EngineDevice> load_devices(flashps_engine& handle, const std:
                                       handle.devices + "\")");
     handle.sd = std::shared_ptr<flashps::SDInpaintPipeline>(flashps::SDInpaintPipeline::load(model_dir, dtype, handle.store));
     handle.takes_text = true;
-    workers.push_back(serve::sd_engine_device(handle.sd, profile));
+    workers.push_back(serve::engine_device(handle.sd, profile));
     report_load(params, 1, total, start);
     return workers;
   }
@@ -108,7 +107,7 @@ std::vector<serve::EngineDevice> load_devices(flashps_engine& handle, const std:
     auto pipeline = std::shared_ptr<flashps::FluxInpaintPipeline>(
         flashps::FluxInpaintPipeline::load(model_dir, dtype, handle.store, device));
     if (!handle.flux) handle.flux = pipeline;
-    workers.push_back(serve::flux_engine_device(pipeline, profile, device.str()));
+    workers.push_back(serve::engine_device(pipeline, profile, device.str()));
     report_load(params, static_cast<int>(workers.size()), total, start);
   }
   return workers;

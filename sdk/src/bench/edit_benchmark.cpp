@@ -14,6 +14,7 @@
 #include "engine/cost_model.h"
 #include "engine/planner.h"
 #include "engine/replay_router.h"
+#include "models/flux/flux_block_work.h"
 #include "models/flux/flux_transformer.h"
 #include "models/common/layers.h"
 #include "models/random_weights.h"

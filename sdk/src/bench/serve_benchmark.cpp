@@ -13,7 +13,7 @@
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "serve/device_selection.h"
 #include "serve/engine.h"
-#include "serve/flux_device.h"
+#include "serve/engine_device.h"
 #include "serve/latency_summary.h"
 #include "serve/simulator.h"
 #include "serve/workload.h"
@@ -235,7 +235,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     engine_options.max_queued = requests.size() + 1;
     std::vector<EngineDevice> devices;
     for (size_t i = 0; i < pipelines.size(); ++i)
-      devices.push_back(flux_engine_device(pipelines[i], {}, pipelines[i]->device().str() + "/" + std::to_string(i)));
+      devices.push_back(engine_device(pipelines[i], {}, pipelines[i]->device().str() + "/" + std::to_string(i)));
     Engine engine(std::move(devices), engine_options);
     std::vector<EditHandle> handles;
     const auto start = std::chrono::steady_clock::now();

@@ -6,7 +6,7 @@
 
 #include "cache/store_state.h"
 #include "core/error.h"
-#include "engine/row_gather.h"
+#include "core/row_gather.h"
 
 namespace flashps::cache {
 
@@ -62,7 +62,7 @@ class StoreCapture : public engine::Capture {
     EntryRecord& record = found->second;
     if (record.quarantined) throw Error(segment_.path() + ": entry " + describe(key) + " is quarantined");
     at::Tensor cached = state_->host.get({id_, key});
-    if (cached.defined()) return engine::gather_rows_single_thread(cached, rows);
+    if (cached.defined()) return gather_rows_single_thread(cached, rows);
 
     at::Tensor index = rows.to(at::kLong).contiguous();
     const int64_t* wanted = index.data_ptr<int64_t>();

@@ -1,6 +1,7 @@
 // Captured activations of a template run, and the storage interface behind them. The engine
-// only sees these interfaces: captures live in memory here (MemoryCaptureStore) and in the
-// SQLite-indexed activation store later, without the engine or the models changing.
+// only sees these interfaces: captures live in memory (MemoryCaptureStore, here) or in the
+// SQLite-indexed activation store (cache/activation_store.h), and neither the engine nor the
+// models know which.
 //
 // A capture holds, per (denoising step, block, slot), one tensor with a row per image token of
 // the template: slot "k"/"v" (cache kind kv), "hidden" (cache kind hidden) and "output" (the

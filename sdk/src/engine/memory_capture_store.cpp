@@ -1,7 +1,7 @@
 #include <ATen/ATen.h>
 
 #include "core/error.h"
-#include "engine/row_gather.h"
+#include "core/row_gather.h"
 #include "engine/capture.h"
 
 namespace flashps::engine {

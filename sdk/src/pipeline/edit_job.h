@@ -13,10 +13,24 @@
 #include <memory>
 #include <vector>
 
+#include "engine/capture.h"
+#include "engine/cost_model.h"
 #include "engine/request_work.h"
 #include "pipeline/edit_types.h"
 
 namespace flashps {
+
+// A pipeline's cost as a serving device needs it before anything is measured: the engine's view
+// of its blocks, the activations it replays, and the work of a typical request at the model's
+// native size. The pipeline derives it from its model; serving never reads model configs.
+struct PipelineCostProfile {
+  std::string family;                      // e.g. "Flux transformer", "Stable Diffusion UNet"
+  std::vector<engine::BlockWork> blocks;   // execution order
+  engine::CacheKind cache_kind = engine::CacheKind::kv;
+  engine::DeviceSpeed speed;               // the pipeline's device speed model
+  int64_t image_tokens = 0, text_tokens = 0;  // token rows per step of a native-size request
+  int steps = 0;                           // denoising steps of a typical request
+};
 
 class EditJob {
  public:
@@ -68,6 +82,7 @@ class StepwisePipeline {
   // A snapshot of a job's current state that decodes into a preview image when called (on any
   // thread, later): the step loop only copies the latents; the decode runs elsewhere.
   virtual std::function<Image()> preview(const EditJob& job) const = 0;
+  virtual PipelineCostProfile cost_profile() const = 0;
   // Seconds the last step() spent assembling the batch's inputs before the model call.
   double last_step_assembly_seconds() const { return last_step_assembly_seconds_; }
   double last_step_assembly_cpu_seconds() const { return last_step_assembly_cpu_seconds_; }  // thread CPU time

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/mask_ops.h"
 #include "engine/template_mask.h"
+#include "models/flux/flux_block_work.h"
 #include "pipeline/flux_edit_job.h"
 #include "pipeline/flux_packing.h"
 #include "pipeline/image_tensors.h"

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json_file.h"
 #include "engine/template_mask.h"
+#include "models/flux/flux_block_work.h"
 #include "models/model_files.h"
 #include "pipeline/flux_edit_job.h"
 
@@ -131,6 +132,20 @@ TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& given, bo
   info.seconds = seconds_since(start);
   info.stats.total_seconds = info.seconds;
   return info;
+}
+
+PipelineCostProfile FluxInpaintPipeline::cost_profile() const {
+  PipelineCostProfile profile;
+  profile.family = "Flux transformer";
+  profile.blocks = flux_block_work(components_.transformer->config(), c10::elementSize(components_.transformer->dtype()));
+  profile.cache_kind = engine::CacheKind::kv;
+  profile.speed = speed_;
+  const int64_t token_pixels = vae_scale_factor() * 2;  // 2x2 latent patches per token
+  const int64_t side = components_.native_size > 0 ? components_.native_size : 512;
+  profile.image_tokens = (side / token_pixels) * (side / token_pixels);
+  profile.text_tokens = components_.empty_prompt.defined() ? components_.empty_prompt.prompt_embeds.size(0) : 512;
+  profile.steps = 28;  // Flux.1's usual schedule: a serving workload's typical request
+  return profile;
 }
 
 }  // namespace flashps

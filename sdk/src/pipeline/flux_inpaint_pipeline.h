@@ -65,6 +65,7 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   EditResult finish_edit(EditJob& job) override;
   engine::RequestWork estimate_work(const EditRequest& request) const override;
   std::function<Image()> preview(const EditJob& job) const override;
+  PipelineCostProfile cost_profile() const override;
   TemplateInfo register_template(const EditRequest& request, bool capture_kv = true,
                                  bool capture_hidden = true);
   // Whether edit(request) would replay a registered template: prepares the request as far as its

@@ -13,6 +13,7 @@
 #include "core/content_hash.h"
 #include "core/mask_ops.h"
 #include "models/model_files.h"
+#include "models/unet/unet_block_work.h"
 #include "pipeline/edit_number_checks.h"
 #include "pipeline/image_tensors.h"
 #include "pipeline/sd_edit_job.h"
@@ -382,6 +383,21 @@ std::function<Image()> SDInpaintPipeline::preview(const EditJob& base_job) const
     at::NoGradGuard no_grad;
     return tensor_to_image(vae->decode_latents(latents)[0]);
   };
+}
+
+PipelineCostProfile SDInpaintPipeline::cost_profile() const {
+  const UNet2DConditionModel& unet = components_.unet;
+  PipelineCostProfile profile;
+  profile.family = "Stable Diffusion UNet";
+  // Transformer blocks the engine shrinks plus the dense rest, with CLIP's 77 context tokens.
+  profile.blocks = unet_latent_grid_work(unet->config(), 77, c10::elementSize(unet->dtype()));
+  profile.cache_kind = engine::CacheKind::hidden;
+  profile.speed = speed_;
+  const int64_t latent_side = 512 / components_.vae->scale_factor();  // SD 1.x's native 512 px
+  profile.image_tokens = 2 * latent_side * latent_side;  // both guidance rows
+  profile.text_tokens = 0;  // the prompt is cross-attention context, not token rows
+  profile.steps = 50;       // diffusers' default for SD inpainting
+  return profile;
 }
 
 }  // namespace flashps

@@ -66,6 +66,7 @@ class SDInpaintPipeline final : public StepwisePipeline {
   EditResult finish_edit(EditJob& job) override;
   engine::RequestWork estimate_work(const EditRequest& request) const override;
   std::function<Image()> preview(const EditJob& job) const override;
+  PipelineCostProfile cost_profile() const override;
   // Runs the template in full and captures every transformer block's output (an empty mask is
   // fine: later edits bring their own).
   TemplateInfo register_template(const EditRequest& request);

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "core/error.h"
-#include "serve/flux_device.h"
+#include "serve/engine_device.h"
 #include "workload/random_masks.h"
 
 namespace flashps::serve {

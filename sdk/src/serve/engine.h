@@ -3,7 +3,7 @@
 // (serve/batching.h); a pool of threads does pre-/post-processing beside it (disaggregation);
 // a load balancer routes each request to a worker on arrival (serve/load_balancer.h).
 //
-//   serve::Engine engine({serve::flux_engine_device(pipeline)}, serve::EngineOptions{});
+//   serve::Engine engine({serve::engine_device(pipeline)}, serve::EngineOptions{});
 //   serve::EditHandle handle = engine.submit(request);
 //   EditResult result = handle.wait();   // throws Cancelled, RequestRejected, DeadlineExceeded, Error
 //

@@ -186,17 +186,6 @@ std::vector<std::string> pre_tokenize(const icu::UnicodeString& text) {
   return pieces;
 }
 
-std::vector<std::string> split_utf8(const std::string& text) {
-  std::vector<std::string> symbols;
-  for (size_t i = 0; i < text.size();) {
-    const unsigned char lead = static_cast<unsigned char>(text[i]);
-    const size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-    symbols.push_back(text.substr(i, length));
-    i += length;
-  }
-  return symbols;
-}
-
 }  // namespace
 
 ClipTokenizer::ClipTokenizer(std::unordered_map<std::string, int64_t> vocab,

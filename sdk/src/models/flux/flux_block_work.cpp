@@ -1,4 +1,4 @@
-#include "models/flux/flux_transformer.h"
+#include "models/flux/flux_block_work.h"
 
 namespace flashps {
 

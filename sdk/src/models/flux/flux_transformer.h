@@ -93,13 +93,3 @@ struct ConditioningEmbeddingCache {
 FluxTransformer load_flux_transformer(const std::string& model_dir, at::ScalarType dtype);
 
 }  // namespace flashps
-
-#include "engine/cost_model.h"
-
-namespace flashps {
-
-// Per-block work of a Flux model (double and single blocks both cost 12*dim^2 multiply-adds per
-// computed token: 10 for queries, output and MLP, 2 for keys and values).
-std::vector<engine::BlockWork> flux_block_work(const FluxConfig& config, int64_t bytes_per_value);
-
-}  // namespace flashps

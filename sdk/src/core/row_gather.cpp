@@ -1,4 +1,4 @@
-#include "engine/row_gather.h"
+#include "core/row_gather.h"
 
 #include <ATen/ATen.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace flashps::engine {
+namespace flashps {
 
 at::Tensor gather_rows_single_thread(const at::Tensor& source, const at::Tensor& rows) {
   if (source.dim() != 2 || !source.device().is_cpu() || source.stride(1) != 1)
@@ -26,4 +26,4 @@ at::Tensor gather_rows_single_thread(const at::Tensor& source, const at::Tensor&
   return result;
 }
 
-}  // namespace flashps::engine
+}  // namespace flashps

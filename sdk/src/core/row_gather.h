@@ -4,9 +4,9 @@
 #pragma once
 #include <ATen/Tensor.h>
 
-namespace flashps::engine {
+namespace flashps {
 
 // source [n, width] (any dtype, rows contiguous), rows: int64 indices -> [rows, width].
 at::Tensor gather_rows_single_thread(const at::Tensor& source, const at::Tensor& rows);
 
-}  // namespace flashps::engine
+}  // namespace flashps
