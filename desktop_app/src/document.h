@@ -39,7 +39,6 @@ class Document : public QObject {
   void beginStroke(const flashps::sdk::Brush& brush, double x, double y);
   void strokeTo(double x, double y);
   void endStroke();
-  bool stroking() const { return stroke_ != nullptr; }
 
   void fillRectangle(const QRect& rect, bool add);
   void fillLasso(const std::vector<flashps::sdk::Point>& polygon, bool add);

@@ -43,7 +43,6 @@ class GenerationPanel : public QWidget {
 
   QPushButton* generateButton() const { return generate_; }
   QPushButton* cancelButton() const { return cancel_; }
-  QProgressBar* progressBar() const { return progress_; }
   QLabel* cacheStatusLabel() const { return cache_status_; }
   QLabel* timingLabel() const { return timing_; }
   QGroupBox* promptBox() const { return prompts_; }
