@@ -104,9 +104,8 @@ TEST_CASE("batch runner: transparency lost to a JPEG output is noted per item an
 
   const BatchSummary summary = run_batch(*engine, manifest, {});
   REQUIRE(summary.done == 2);
-  CHECK(summary.items[0].note == dir.file("out/a.jpg") +
-                                     ": the input's transparency is not kept: JPEG has no alpha channel (write a "
-                                     ".png to keep it)");
+  CHECK(summary.items[0].note == "the input's transparency is not in " + dir.file("out/a.jpg") +
+                                     ": JPEG has no alpha channel (write a .png to keep it)");
   CHECK(summary.items[1].note.empty());
   CHECK(read_image(dir.file("out/b.png")).channels == 4);
   REQUIRE(summary.notes.size() == 1);

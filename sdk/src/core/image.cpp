@@ -607,7 +607,8 @@ void write_image_stream(std::FILE* file, const Image& image, ImageFormat format,
 
 std::string image_write_loss(const std::string& path, const Image& image) {
   if (image.channels != 4 || lowercase_extension(path) == ".png") return {};
-  return path + ": the input's transparency is not kept: JPEG has no alpha channel (write a .png to keep it)";
+  // The same words as `flashps edit` prints (cli/commands/edit.cpp), so both front ends read alike.
+  return "the input's transparency is not in " + path + ": JPEG has no alpha channel (write a .png to keep it)";
 }
 
 void write_image(const std::string& path, const Image& image) {
