@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "serve/batch_manifest.h"
+#include "serve_tools/batch_manifest.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -5,7 +5,7 @@
 # proves a violation is refused.
 #
 # Bottom to top: core; engine, schedulers, edit, workload; cache, models; pipeline, dev;
-# serve, training, app; bench, api.
+# serve, training, app; serve_tools; bench, api.
 set(FLASHPS_LAYER_USES_core "")
 set(FLASHPS_LAYER_USES_engine "core")
 set(FLASHPS_LAYER_USES_schedulers "core")
@@ -15,11 +15,12 @@ set(FLASHPS_LAYER_USES_cache "core;engine")
 set(FLASHPS_LAYER_USES_models "core;engine;schedulers")
 set(FLASHPS_LAYER_USES_pipeline "core;engine;schedulers;models")
 set(FLASHPS_LAYER_USES_dev "core;schedulers;models")
-set(FLASHPS_LAYER_USES_serve "core;engine;workload;pipeline")
+set(FLASHPS_LAYER_USES_serve "core;engine;pipeline")
 set(FLASHPS_LAYER_USES_training "core;schedulers;workload;models;pipeline")
 set(FLASHPS_LAYER_USES_app "core;cache;models")
-set(FLASHPS_LAYER_USES_bench "core;engine;schedulers;workload;cache;models;pipeline;serve;training")
-set(FLASHPS_LAYER_USES_api "core;engine;edit;cache;models;pipeline;serve;app;flashps")
+set(FLASHPS_LAYER_USES_serve_tools "core;engine;workload;pipeline;serve")
+set(FLASHPS_LAYER_USES_bench "core;engine;schedulers;workload;cache;models;pipeline;serve;training;serve_tools")
+set(FLASHPS_LAYER_USES_api "core;engine;edit;cache;models;pipeline;serve;app;serve_tools;flashps")
 
 # source_root: the folder holding the layers (sdk/src). Fails listing every violation.
 function(flashps_check_layering source_root)

@@ -239,8 +239,8 @@ void add_template_commands(CLI::App& app, CommandAction& action) {
   CLI::App* reg = templates->add_subcommand(
       "register", "Run a template in full and capture its activations for later edits");
   add_shared_options(reg, options, /*mask_required=*/false);
-  reg->add_flag("!--no-kv", options.capture_kv, "Do not capture keys/values (kv cache kind; needs --mask)");
-  reg->add_flag("!--no-hidden", options.capture_hidden, "Do not capture block outputs (hidden cache kind; needs --mask)");
+  reg->add_flag("!--no-kv", options.capture_kv, "Do not capture keys/values (what --cache kv replays; needs --mask)");
+  reg->add_flag("!--no-hidden", options.capture_hidden, "Do not capture block outputs (what --cache hidden replays; needs --mask)");
   reg->callback([&action] {
     action = [] {
       const fps::Image image = fps::Image::load(options.image);

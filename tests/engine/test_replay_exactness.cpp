@@ -1,5 +1,5 @@
 // Capturing a template with request R and then editing with the same R must reproduce the full
-// computation (both cache kinds), including inside a batch with other requests.
+// computation (both replay cache modes), including inside a batch with other requests.
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
@@ -90,7 +90,7 @@ std::vector<int> all_steps() {
 
 }  // namespace
 
-TEST_CASE("self-replay reproduces the full computation for both cache kinds", "[engine][exactness]") {
+TEST_CASE("self-replay reproduces the full computation for both replay cache modes", "[engine][exactness]") {
   at::NoGradGuard no_grad;
   FluxTransformer model = tiny_flux();
   Inputs inputs = make_inputs(1);
@@ -99,7 +99,7 @@ TEST_CASE("self-replay reproduces the full computation for both cache kinds", "[
   const at::Tensor full = run_steps(model, inputs, nullptr);
   const TokenMask mask = box_mask(2, 3, 3);
 
-  for (CacheKind kind : {CacheKind::kv, CacheKind::hidden}) {
+  for (CacheMode kind : {CacheMode::kv, CacheMode::hidden}) {
     ReplayRouter router(capture, mask, kind, std::vector<bool>(model->block_count(), true),
                         all_steps(), at::kCPU);
     at::Tensor edited = run_steps(model, inputs, [&](FluxRequest& request, int step) {
@@ -107,7 +107,7 @@ TEST_CASE("self-replay reproduces the full computation for both cache kinds", "[
       request.router = &router;
       request.carried_rows = router.carried_rows();
     });
-    INFO("cache kind " << cache_kind_name(kind));
+    INFO("cache mode " << cache_mode_name(kind));
     CHECK((edited - full).abs().max().item<double>() <= 1e-4);
     CHECK(router.stats().blocks_from_cache == kSteps * model->block_count());
     CHECK(router.stats().bytes_loaded > 0);
@@ -122,7 +122,7 @@ TEST_CASE("hidden replay may compute any block in full instead", "[engine][exact
   auto capture = capture_template(model, inputs, store);
   const at::Tensor full = run_steps(model, inputs, nullptr);
   std::vector<bool> plan = {false, true, false, true};
-  ReplayRouter router(capture, box_mask(0, 0, 4), CacheKind::hidden, plan, all_steps(), at::kCPU);
+  ReplayRouter router(capture, box_mask(0, 0, 4), CacheMode::hidden, plan, all_steps(), at::kCPU);
   at::Tensor edited = run_steps(model, inputs, [&](FluxRequest& request, int step) {
     router.set_step(step);
     request.router = &router;
@@ -145,7 +145,7 @@ TEST_CASE("an edit differing outside the mask stays close inside it", "[engine]"
   edit_inputs.latents.index_copy_(0, mask.masked_rows,
                                   at::randn({mask.masked_count(), 16}, at::detail::createCPUGenerator(9)));
   const at::Tensor full = run_steps(model, edit_inputs, nullptr);
-  ReplayRouter router(capture, mask, CacheKind::kv, std::vector<bool>(4, true), all_steps(), at::kCPU);
+  ReplayRouter router(capture, mask, CacheMode::kv, std::vector<bool>(4, true), all_steps(), at::kCPU);
   at::Tensor edited = run_steps(model, edit_inputs, [&](FluxRequest& request, int step) {
     router.set_step(step);
     request.router = &router;
@@ -167,8 +167,8 @@ TEST_CASE("requests with different masks batch together exactly as alone", "[eng
   auto capture_a = capture_template(model, a, store);
   auto capture_b = capture_template(model, b, store);
   const TokenMask mask_a = box_mask(0, 0, 2), mask_b = box_mask(3, 1, 5);
-  ReplayRouter router_a(capture_a, mask_a, CacheKind::kv, std::vector<bool>(4, true), all_steps(), at::kCPU);
-  ReplayRouter router_b(capture_b, mask_b, CacheKind::hidden, std::vector<bool>(4, true), all_steps(), at::kCPU);
+  ReplayRouter router_a(capture_a, mask_a, CacheMode::kv, std::vector<bool>(4, true), all_steps(), at::kCPU);
+  ReplayRouter router_b(capture_b, mask_b, CacheMode::hidden, std::vector<bool>(4, true), all_steps(), at::kCPU);
 
   at::Tensor latents_a = a.latents.clone(), latents_b = b.latents.clone();
   for (int step = 0; step < kSteps; ++step) {
@@ -213,7 +213,7 @@ TEST_CASE("a damaged hidden entry falls back to computing that block", "[engine]
   Inputs inputs = make_inputs(6);
   MemoryCaptureStore store;
   auto capture = std::make_shared<DamagedCapture>(capture_template(model, inputs, store), 2);
-  ReplayRouter router(capture, box_mask(1, 1, 3), CacheKind::hidden, std::vector<bool>(4, true),
+  ReplayRouter router(capture, box_mask(1, 1, 3), CacheMode::hidden, std::vector<bool>(4, true),
                       all_steps(), at::kCPU);
   at::Tensor edited = run_steps(model, inputs, [&](FluxRequest& request, int step) {
     router.set_step(step);

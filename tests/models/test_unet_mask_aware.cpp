@@ -195,9 +195,9 @@ TEST_CASE("UNet block costs: the masked path saves the per-query work at every l
   const auto masks = unet_block_masks(config, rectangle_mask(0, 0, 3, 12), 1);
   std::vector<engine::TokenCounts> counts;
   for (const auto& mask : masks) counts.push_back({0, mask.token_count(), mask.masked_count()});
-  const double saving = engine::forward_flops(work, counts) / engine::forward_flops(work, counts, engine::CacheKind::hidden);
+  const double saving = engine::forward_flops(work, counts) / engine::forward_flops(work, counts, engine::CacheMode::hidden);
   CHECK(saving > 1.5);
-  const auto times = engine::estimate_block_times(work, counts, engine::CacheKind::hidden, engine::DeviceSpeed{});
+  const auto times = engine::estimate_block_times(work, counts, engine::CacheMode::hidden, engine::DeviceSpeed{});
   REQUIRE(times.size() == masks.size());
   for (const auto& block : times) CHECK(block.compute_with_cache < block.compute_without_cache);
   // The deepest level (3x3) is masked in 1 of 3 rows: its load covers the 6 unmasked tokens.
@@ -233,7 +233,7 @@ TEST_CASE("UNet latent-grid work: per-level transformer blocks plus a dense rest
   const double latent_flops = engine::forward_flops(latent, engine::TokenCounts{0, 256, 0});
   CHECK(latent_flops == Approx(transformer_flops + dense * 256).epsilon(1e-9));
   // The dense rest is never cheaper with a cache, nor loads anything.
-  const auto times = engine::estimate_block_times(latent, engine::TokenCounts{0, 256, 32}, engine::CacheKind::hidden,
+  const auto times = engine::estimate_block_times(latent, engine::TokenCounts{0, 256, 32}, engine::CacheMode::hidden,
                                                   engine::DeviceSpeed{});
   CHECK(times.back().compute_with_cache == times.back().compute_without_cache);
   CHECK(times.front().compute_with_cache < times.front().compute_without_cache);

@@ -99,12 +99,12 @@ TEST_CASE("an unreadable kv cache restarts only its own job of a batch", "[pipel
   cache::ActivationStoreOptions options;
   options.directory = dir.file("store");
   EditRequest damaged = request_for(gradient_image(64, 48), box_mask(64, 48, 16, 16, 20), 5);
-  damaged.mode = ComputeMode::kv;
+  damaged.mode = CacheMode::kv;
   EditRequest other = request_for(gradient_image(32, 32), box_mask(32, 32, 0, 8, 16), 6);
   auto pipeline = FluxInpaintPipeline::load(model, at::kFloat, cache::ActivationStore::open(options));
   pipeline->register_template(damaged, /*capture_kv=*/true, /*capture_hidden=*/false);
   EditRequest damaged_full = damaged;
-  damaged_full.mode = ComputeMode::full;
+  damaged_full.mode = CacheMode::full;
   const Image expected_damaged = pipeline->edit(damaged_full).image;
   const Image expected_other = pipeline->edit(other).image;
   for (const auto& file : std::filesystem::directory_iterator(dir.file("store") + "/segments")) {
@@ -125,7 +125,7 @@ TEST_CASE("an unreadable kv cache restarts only its own job of a batch", "[pipel
   }
   EditResult result_a = fresh->finish_edit(*a);
   CHECK_FALSE(result_a.stats.cache_hit);
-  CHECK(result_a.stats.mode_used == ComputeMode::full);
+  CHECK(result_a.stats.mode_used == CacheMode::full);
   CHECK(max_pixel_difference(result_a.image, expected_damaged) <= 1);
   CHECK(max_pixel_difference(fresh->finish_edit(*b).image, expected_other) <= 1);
 }

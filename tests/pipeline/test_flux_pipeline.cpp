@@ -28,17 +28,17 @@ TEST_CASE("template capture then edit with the same request reproduces the full 
   EditRequest request = request_for(image, box_mask(64, 48, 16, 16, 20), 5);
 
   EditRequest full_request = request;
-  full_request.mode = ComputeMode::full;
+  full_request.mode = CacheMode::full;
   EditResult full = pipeline->edit(full_request);
-  CHECK(full.stats.mode_used == ComputeMode::full);
+  CHECK(full.stats.mode_used == CacheMode::full);
   CHECK_FALSE(full.stats.cache_hit);
 
   TemplateInfo info = pipeline->register_template(request);
   CHECK(info.bytes > 0);
-  for (ComputeMode mode : {ComputeMode::kv, ComputeMode::hidden}) {
+  for (CacheMode mode : {CacheMode::kv, CacheMode::hidden}) {
     request.mode = mode;
     EditResult edited = pipeline->edit(request);
-    INFO("mode " << compute_mode_name(mode));
+    INFO("mode " << cache_mode_name(mode));
     CHECK(edited.stats.cache_hit);
     CHECK(edited.stats.mode_used == mode);
     CHECK(edited.stats.blocks_from_cache > 0);
@@ -125,7 +125,7 @@ TEST_CASE("an all-ones mask is a plain full run even with a registered template"
   EditRequest request = request_for(image, Image(32, 32, 1, 255), 2);
   pipeline->register_template(request);
   EditResult result = pipeline->edit(request);
-  CHECK(result.stats.mode_used == ComputeMode::full);
+  CHECK(result.stats.mode_used == CacheMode::full);
   CHECK(result.stats.steps_run == 3);
   CHECK(result.stats.mask_ratio == Approx(1.0));
 }
@@ -188,7 +188,7 @@ TEST_CASE("a non-Fill Flux model inpaints by latent blending", "[pipeline]") {
   CHECK(result.stats.steps_run == 3);
   // Template replay works the same way for blended models.
   pipeline->register_template(request);
-  request.mode = ComputeMode::kv;
+  request.mode = CacheMode::kv;
   EditResult replayed = pipeline->edit(request);
   CHECK(replayed.stats.cache_hit);
   CHECK(max_pixel_difference(replayed.image, result.image) <= 1);
@@ -251,7 +251,7 @@ TEST_CASE("a template stored on disk is reused by a new process, and damage fall
   Image image = gradient_image(64, 48);
   EditRequest request = request_for(image, box_mask(64, 48, 16, 16, 20), 5);
   EditRequest full_request = request;
-  full_request.mode = ComputeMode::full;
+  full_request.mode = CacheMode::full;
   Image full;
   {
     auto pipeline = FluxInpaintPipeline::load(model, at::kFloat, cache::ActivationStore::open(options));
@@ -260,7 +260,7 @@ TEST_CASE("a template stored on disk is reused by a new process, and damage fall
   }
   {  // a fresh pipeline and store, as in a later `flashps edit`
     auto pipeline = FluxInpaintPipeline::load(model, at::kFloat, cache::ActivationStore::open(options));
-    request.mode = ComputeMode::hidden;
+    request.mode = CacheMode::hidden;
     EditResult edited = pipeline->edit(request);
     CHECK(edited.stats.cache_hit);
     CHECK(edited.stats.entries_failed == 0);
@@ -308,7 +308,7 @@ TEST_CASE("registering on a read-only store is skipped with a note, and its capt
   REQUIRE(skipped.stats.notes.size() == 1);
   CHECK(skipped.stats.notes[0] == store->why_unwritable());
   CHECK(store->stats().captures == captures_before);
-  request.mode = ComputeMode::hidden;
+  request.mode = CacheMode::hidden;
   CHECK(pipeline->edit(request).stats.cache_hit);
 }
 

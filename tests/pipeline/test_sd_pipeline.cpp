@@ -96,10 +96,10 @@ TEST_CASE("SD templates: registered once, edits replay the unmasked rows of ever
     auto pipeline = SDInpaintPipeline::load(tiny_sd_folder(*fixtures, dir, channels), at::kFloat);
     EditRequest request = test::request_for(test::gradient_image(40, 36), test::box_mask(40, 36, 8, 8, 16), 3, 4);
     request.prompt = "a red apple";
-    request.mode = ComputeMode::full;
+    request.mode = CacheMode::full;
     const EditResult full = pipeline->edit(request);
 
-    request.mode = ComputeMode::hidden;
+    request.mode = CacheMode::hidden;
     const EditResult unregistered = pipeline->edit(request);
     CHECK_FALSE(unregistered.stats.cache_hit);
     CHECK(test::max_pixel_difference(unregistered.image, full.image) == 0);
@@ -110,7 +110,7 @@ TEST_CASE("SD templates: registered once, edits replay the unmasked rows of ever
     request.use_planner = false;
     const EditResult replayed = pipeline->edit(request);
     CHECK(replayed.stats.cache_hit);
-    CHECK(replayed.stats.mode_used == ComputeMode::hidden);
+    CHECK(replayed.stats.mode_used == CacheMode::hidden);
     const int blocks = static_cast<int>(unet_transformer_blocks(pipeline->components().unet->config()).size());
     CHECK(replayed.stats.blocks_from_cache == blocks * replayed.stats.steps_run);
     CHECK(replayed.stats.compute_saving > 1.0);
@@ -140,7 +140,7 @@ TEST_CASE("SD templates: registered once, edits replay the unmasked rows of ever
     other_steps.steps = 6;
     CHECK_FALSE(pipeline->edit(other_steps).stats.cache_hit);
     EditRequest kv = request;
-    kv.mode = ComputeMode::kv;
+    kv.mode = CacheMode::kv;
     CHECK_THROWS_WITH(pipeline->edit(kv), Catch::Contains("'kv' does not apply to UNet"));
   }
 }
@@ -158,12 +158,12 @@ TEST_CASE("SD folders serve through the engine: batched, cached and plain reques
   pipeline->register_template(request);
   EditRequest plain = request;
   plain.seed = 5;
-  plain.mode = ComputeMode::full;
+  plain.mode = CacheMode::full;
   const Image cached_alone = pipeline->edit(request).image;
   const Image plain_alone = pipeline->edit(plain).image;
 
   const serve::EngineDevice device = serve::engine_device(pipeline);
-  CHECK(device.profile.cache_kind == engine::CacheKind::hidden);
+  CHECK(device.profile.cache_mode == engine::CacheMode::hidden);
   serve::Engine engine({device}, serve::EngineOptions{});
   engine.pause();  // both queued first, so they share steps
   serve::EditHandle cached = engine.submit(request), full = engine.submit(plain);

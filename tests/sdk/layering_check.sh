@@ -16,7 +16,7 @@ if output=$(check "$source_dir/sdk/src"); then echo "ok: the SDK's folders follo
 # expect_refused FOLDER/FILE INCLUDE EXPECTED: a tree of real layer folders where FILE includes INCLUDE.
 expect_refused() {
   local file=$1 include=$2 expected=$3 tree="$work/tree$RANDOM"
-  mkdir -p "$tree"/{core,engine,models,pipeline,serve,api}
+  mkdir -p "$tree"/{core,engine,models,pipeline,serve,serve_tools,api}
   mkdir -p "$tree/$(dirname "$file")"
   printf '#pragma once\n#include "core/error.h"\n#include <ATen/ATen.h>\n#include %s\n' "$include" >"$tree/$file"
   if output=$(check "$tree"); then
@@ -29,7 +29,8 @@ expect_refused() {
 }
 expect_refused core/a.h '"engine/capture.h"' 'sdk/src/core/a.h: #include "engine/capture.h" (core/ may use: )'
 expect_refused models/b.cpp '"pipeline/edit_job.h"' 'sdk/src/models/b.cpp: #include "pipeline/edit_job.h" (models/ may use: core;engine;schedulers)'
-expect_refused serve/c.cpp '"models/flux/flux_config.h"' 'serve/ may use: core;engine;workload;pipeline'
+expect_refused serve/c.cpp '"models/flux/flux_config.h"' 'serve/ may use: core;engine;pipeline'
+expect_refused serve/f.cpp '"serve_tools/simulator.h"' 'sdk/src/serve/f.cpp: #include "serve_tools/simulator.h" (serve/ may use: core;engine;pipeline)'
 expect_refused pipeline/d.h '<flashps/flashps.h>' 'sdk/src/pipeline/d.h: #include <flashps/flashps.h>'
 expect_refused gadgets/e.h '"core/error.h"' 'sdk/src/gadgets/: a folder with no place in the layering'
 

@@ -63,7 +63,7 @@ TEST_CASE("a device's estimated profile comes from its pipeline's cost profile",
   const FluxConfig& config = pipeline->components().transformer->config();
   CHECK(cost.family == "Flux transformer");
   CHECK(static_cast<int64_t>(cost.blocks.size()) == config.block_count());
-  CHECK(cost.cache_kind == engine::CacheKind::kv);
+  CHECK(cost.cache_mode == engine::CacheMode::kv);
   const int64_t side = pipeline->components().native_size > 0 ? pipeline->components().native_size : 512;
   const int64_t token_pixels = pipeline->vae_scale_factor() * 2;
   CHECK(cost.image_tokens == (side / token_pixels) * (side / token_pixels));

@@ -12,7 +12,7 @@
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "serve/engine.h"
 #include "serve/engine_device.h"
-#include "serve/simulator.h"
+#include "serve_tools/simulator.h"
 #include "support/tiny_pipeline.h"
 
 using namespace flashps;

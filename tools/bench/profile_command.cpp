@@ -1,10 +1,10 @@
 // `flashps-bench profile` (also `flashps profile`): measures this machine with a model and fits
-// the scheduler's latency models; the logic is in sdk/src/serve.
+// the scheduler's latency models; the logic is in sdk/src/serve_tools.
 #include <cstdio>
 
 #include "developer_commands.h"
 #include "pipeline/flux_inpaint_pipeline.h"
-#include "serve/device_profiler.h"
+#include "serve_tools/device_profiler.h"
 
 namespace flashps::bench_tool {
 

@@ -1,4 +1,4 @@
-// flashps/engine.h's batch functions over serve::run_batch (serve/batch_runner.h): manifests are
+// flashps/engine.h's batch functions over serve::run_batch (serve_tools/batch_runner.h): manifests are
 // read here so a missing file, an unreadable one and a malformed one get distinct statuses.
 #include <filesystem>
 #include <fstream>
@@ -9,8 +9,8 @@
 #include "api/engine_handle.h"
 #include "core/error.h"
 #include "flashps/engine.h"
-#include "serve/batch_manifest.h"
-#include "serve/batch_runner.h"
+#include "serve_tools/batch_manifest.h"
+#include "serve_tools/batch_runner.h"
 
 namespace {
 

@@ -15,12 +15,12 @@ void require(bool ok, const std::string& field, const std::string& value, const 
   if (!ok) throw InvalidArgumentError("flashps_edit_params." + field + " is " + value + "; it must be " + allowed);
 }
 
-ComputeMode to_mode(flashps_cache_mode mode) {
+CacheMode to_mode(flashps_cache_mode mode) {
   switch (mode) {
-    case FLASHPS_CACHE_AUTO: return ComputeMode::automatic;
-    case FLASHPS_CACHE_FULL: return ComputeMode::full;
-    case FLASHPS_CACHE_KV: return ComputeMode::kv;
-    case FLASHPS_CACHE_HIDDEN: return ComputeMode::hidden;
+    case FLASHPS_CACHE_AUTO: return CacheMode::automatic;
+    case FLASHPS_CACHE_FULL: return CacheMode::full;
+    case FLASHPS_CACHE_KV: return CacheMode::kv;
+    case FLASHPS_CACHE_HIDDEN: return CacheMode::hidden;
   }
   throw InvalidArgumentError("flashps_edit_params.cache_mode is " + std::to_string(static_cast<int>(mode)) +
                              "; it must be FLASHPS_CACHE_AUTO (0), _FULL (1), _KV (2) or _HIDDEN (3)");
@@ -73,12 +73,12 @@ EditRequest to_request(const flashps_edit_params& params) {
   return request;
 }
 
-flashps_cache_mode to_c_mode(ComputeMode mode) {
+flashps_cache_mode to_c_mode(CacheMode mode) {
   switch (mode) {
-    case ComputeMode::kv: return FLASHPS_CACHE_KV;
-    case ComputeMode::hidden: return FLASHPS_CACHE_HIDDEN;
-    case ComputeMode::full: return FLASHPS_CACHE_FULL;
-    case ComputeMode::automatic: return FLASHPS_CACHE_AUTO;
+    case CacheMode::kv: return FLASHPS_CACHE_KV;
+    case CacheMode::hidden: return FLASHPS_CACHE_HIDDEN;
+    case CacheMode::full: return FLASHPS_CACHE_FULL;
+    case CacheMode::automatic: return FLASHPS_CACHE_AUTO;
   }
   return FLASHPS_CACHE_AUTO;
 }

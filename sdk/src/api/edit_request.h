@@ -20,7 +20,7 @@ namespace flashps::api {
 // InvalidArgumentError naming the field, its value and the allowed range.
 EditRequest to_request(const flashps_edit_params& params);
 
-flashps_cache_mode to_c_mode(ComputeMode mode);
+flashps_cache_mode to_c_mode(CacheMode mode);
 
 // Where flashps_edit_stats.notes and .template_hash point: the calling thread's strings (editor
 // calls: valid "until the calling thread's next call that fills stats"), or strings the caller

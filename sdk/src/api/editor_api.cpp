@@ -45,7 +45,7 @@ class LoadProgress {
 
 // What only Stable Diffusion refuses, checked before the (locked) model work starts.
 void check_request_for(const flashps_editor& editor, const flashps::EditRequest& request) {
-  if (editor.sd && request.mode == flashps::ComputeMode::kv)
+  if (editor.sd && request.mode == flashps::CacheMode::kv)
     throw flashps::UnsupportedError(editor.model_dir +
                                     ": FLASHPS_CACHE_KV does not apply to Stable Diffusion (UNet) models: their "
                                     "ResNets are dense, so only block outputs are reused; use FLASHPS_CACHE_HIDDEN "

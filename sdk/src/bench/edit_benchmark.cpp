@@ -156,9 +156,9 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
       const engine::TokenMask mask = blob_mask(options.grid, ratio);
       const engine::TokenCounts counts{options.text_tokens, tokens, mask.masked_count()};
       const double full_flops = engine::forward_flops(work_per_block, counts);
-      for (engine::CacheKind kind : {engine::CacheKind::kv, engine::CacheKind::hidden}) {
+      for (engine::CacheMode kind : {engine::CacheMode::kv, engine::CacheMode::hidden}) {
         std::vector<bool> use_cache(config.block_count(), true);
-        if (kind == engine::CacheKind::hidden)
+        if (kind == engine::CacheMode::hidden)
           use_cache = engine::plan_pipeline(engine::estimate_block_times(work_per_block, counts, kind, speed)).use_cache;
         engine::ReplayStats stats;
         const double seconds = fastest_of(options.repeats, [&] {
@@ -171,7 +171,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
           stats = router.stats();
         });
         EditBenchmarkRow row;
-        row.mode = engine::cache_kind_name(kind);
+        row.mode = engine::cache_mode_name(kind);
         row.mask_ratio = ratio;
         row.dtype = dtype_name;
         row.seconds = seconds;
@@ -198,14 +198,14 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
     region = region.repeat_interleave(2, 0).repeat_interleave(2, 1);
     auto unpacked = [&](const at::Tensor& packed) { return unpack_latents(packed, options.grid * 2, options.grid * 2); };
     const double range = (reference.max() - reference.min()).item<double>();
-    for (engine::CacheKind kind : {engine::CacheKind::kv, engine::CacheKind::hidden}) {
+    for (engine::CacheMode kind : {engine::CacheMode::kv, engine::CacheMode::hidden}) {
       engine::ReplayRouter router(capture, mask, kind, std::vector<bool>(config.block_count(), true), steps, at::kCPU);
       const at::Tensor approximate = denoise(model, edit, [&](FluxRequest& request, int step) {
         router.set_step(step);
         request.router = &router;
         request.carried_rows = router.carried_rows();
       });
-      report.extra["fidelity_m0.2"][dtype_name][engine::cache_kind_name(kind)] = {
+      report.extra["fidelity_m0.2"][dtype_name][engine::cache_mode_name(kind)] = {
           {"latent_ssim_masked_region", ssim(unpacked(approximate), unpacked(reference), range, region)},
           {"latent_psnr_masked_region", psnr(unpacked(approximate), unpacked(reference), range, region)}};
     }

@@ -61,7 +61,7 @@ std::string run_in_child(const PhotoBenchmarkOptions& options, int width, int he
     request.seed = options.seed;
     request.steps = options.steps;
     request.texture_transfer = texture;
-    request.mode = ComputeMode::full;
+    request.mode = CacheMode::full;
     auto pipeline = FluxInpaintPipeline::load(options.model_dir, at::kFloat);
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = cpu_seconds_now();

@@ -98,7 +98,7 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
     request.mask = mask_image(mask);
     request.seed = rng();
     request.steps = options.steps;
-    request.mode = ComputeMode::full;
+    request.mode = CacheMode::full;
     const double crop_truth_detail = detail_energy(truth, mask);
     const bool detail_counts = std::isfinite(crop_truth_detail);  // masks too thin for a pixel pair
     if (detail_counts) truth_detail += crop_truth_detail;
@@ -156,13 +156,13 @@ QualityReport run_quality_benchmark(const QualityBenchmarkOptions& options) {
     EditRequest edit = capture_request;
     edit.mask = mask_image(mask);
     edit.seed = rng();
-    edit.mode = ComputeMode::full;
+    edit.mode = CacheMode::full;
     auto full_start = std::chrono::steady_clock::now();
     const Image full = pipeline->edit(edit).image;
     full_seconds += seconds_since(full_start);
     at::Tensor full_tensor = image_to_tensor(full);
     for (size_t k = 0; k < fidelity.size(); ++k) {
-      edit.mode = k == 0 ? ComputeMode::kv : ComputeMode::hidden;
+      edit.mode = k == 0 ? CacheMode::kv : CacheMode::hidden;
       auto replay_start = std::chrono::steady_clock::now();
       EditResult replayed = pipeline->edit(edit);
       replay_seconds[k] += seconds_since(replay_start);

@@ -166,7 +166,7 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
       speed.flops_per_second = engine::forward_flops(block_work, counts) * options.steps / full.transformer_seconds;
       std::vector<bool> use_cache(masks.size(), true);
       if (options.use_planner)
-        use_cache = engine::plan_pipeline(engine::estimate_block_times(block_work, counts, engine::CacheKind::hidden, speed)).use_cache;
+        use_cache = engine::plan_pipeline(engine::estimate_block_times(block_work, counts, engine::CacheMode::hidden, speed)).use_cache;
       engine::ReplayRouter replay(capture, masks, use_cache, steps, at::Device(at::kCPU));
       unet::UNetRouting routing;
       routing.requests.push_back({0, 2, &replay});
@@ -185,7 +185,7 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
       row.seconds = seconds;
       row.transformer_seconds = edited.transformer_seconds;
       row.speedup = full_seconds / seconds;
-      row.ideal_speedup = engine::forward_flops(block_work, counts) / engine::forward_flops(block_work, counts, engine::CacheKind::hidden);
+      row.ideal_speedup = engine::forward_flops(block_work, counts) / engine::forward_flops(block_work, counts, engine::CacheMode::hidden);
       row.blocks_from_cache = stats.blocks_from_cache;
       row.blocks_computed = stats.blocks_computed;
       row.cache_bytes = stats.bytes_loaded;

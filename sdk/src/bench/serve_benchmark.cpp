@@ -14,9 +14,9 @@
 #include "serve/device_selection.h"
 #include "serve/engine.h"
 #include "serve/engine_device.h"
-#include "serve/latency_summary.h"
-#include "serve/simulator.h"
-#include "serve/workload.h"
+#include "serve_tools/latency_summary.h"
+#include "serve_tools/simulator.h"
+#include "serve_tools/workload.h"
 #include "workload/random_masks.h"
 
 namespace flashps::bench {

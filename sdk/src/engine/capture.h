@@ -4,7 +4,7 @@
 // models know which.
 //
 // A capture holds, per (denoising step, block, slot), one tensor with a row per image token of
-// the template: slot "k"/"v" (cache kind kv), "hidden" (cache kind hidden) and "output" (the
+// the template: slot "k"/"v" (cache mode kv), "hidden" (cache mode hidden) and "output" (the
 // model output rows, block = kOutputBlock). Readers fetch only the rows an edit needs.
 #pragma once
 #include <ATen/Tensor.h>
@@ -15,11 +15,9 @@
 #include <string>
 #include <tuple>
 
-namespace flashps::engine {
+#include "engine/cache_mode.h"
 
-enum class CacheKind { kv, hidden };
-const char* cache_kind_name(CacheKind kind);
-CacheKind cache_kind_from_name(const std::string& name);  // "kv" | "hidden"; Error otherwise
+namespace flashps::engine {
 
 enum class Slot { keys, values, hidden, output };
 const char* slot_name(Slot slot);

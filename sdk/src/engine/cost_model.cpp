@@ -13,14 +13,14 @@ double forward_flops(const std::vector<BlockWork>& blocks, const TokenCounts& to
   return forward_flops(blocks, std::vector<TokenCounts>(blocks.size(), tokens));
 }
 
-double forward_flops(const std::vector<BlockWork>& blocks, const TokenCounts& tokens, CacheKind kind) {
-  return forward_flops(blocks, std::vector<TokenCounts>(blocks.size(), tokens), kind);
+double forward_flops(const std::vector<BlockWork>& blocks, const TokenCounts& tokens, CacheMode mode) {
+  return forward_flops(blocks, std::vector<TokenCounts>(blocks.size(), tokens), mode);
 }
 
 std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& blocks,
-                                             const TokenCounts& tokens, CacheKind kind,
+                                             const TokenCounts& tokens, CacheMode mode,
                                              const DeviceSpeed& speed) {
-  return estimate_block_times(blocks, std::vector<TokenCounts>(blocks.size(), tokens), kind, speed);
+  return estimate_block_times(blocks, std::vector<TokenCounts>(blocks.size(), tokens), mode, speed);
 }
 
 namespace {
@@ -42,22 +42,24 @@ double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<Tok
 }
 
 double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens,
-                     CacheKind kind) {
+                     CacheMode mode) {
   check_sizes(blocks, block_tokens);
+  replay_mode(mode, "cost model");
   double total = 0;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const TokenCounts& tokens = block_tokens[i];
     const int64_t computed = tokens.text + tokens.masked, all = tokens.text + tokens.image;
     // kv: only computed rows get keys; hidden: every row's keys are recomputed.
-    total += block_flops(blocks[i], computed, kind == CacheKind::kv ? computed : all, all);
+    total += block_flops(blocks[i], computed, mode == CacheMode::kv ? computed : all, all);
   }
   return total;
 }
 
 std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& blocks,
-                                             const std::vector<TokenCounts>& block_tokens, CacheKind kind,
+                                             const std::vector<TokenCounts>& block_tokens, CacheMode mode,
                                              const DeviceSpeed& speed) {
   check_sizes(blocks, block_tokens);
+  replay_mode(mode, "cost model");
   std::vector<BlockTimes> times;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const BlockWork& work = blocks[i];
@@ -69,8 +71,8 @@ std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& block
         speed.fixed_seconds_per_block + block_flops(work, all, all, all) / speed.flops_per_second;
     block.compute_with_cache =
         speed.fixed_seconds_per_block +
-        block_flops(work, computed, kind == CacheKind::kv ? computed : all, all) / speed.flops_per_second;
-    const double bytes = double(cached_rows) * (kind == CacheKind::kv ? work.cached_bytes_per_row_kv
+        block_flops(work, computed, mode == CacheMode::kv ? computed : all, all) / speed.flops_per_second;
+    const double bytes = double(cached_rows) * (mode == CacheMode::kv ? work.cached_bytes_per_row_kv
                                                                       : work.cached_bytes_per_row_hidden);
     block.load = speed.fixed_seconds_per_load + bytes / speed.load_bytes_per_second;
     times.push_back(block);

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/capture.h"
+#include "engine/cache_mode.h"
 #include "engine/planner.h"
 
 namespace flashps::engine {
@@ -33,21 +33,21 @@ struct TokenCounts {
 };
 
 double block_flops(const BlockWork& work, int64_t queries, int64_t keys, int64_t attended);
-// FLOPs of one forward in full, or with a cache kind for the given mask.
+// FLOPs of one forward in full, or with a cache mode for the given mask.
 double forward_flops(const std::vector<BlockWork>& blocks, const TokenCounts& tokens);
-double forward_flops(const std::vector<BlockWork>& blocks, const TokenCounts& tokens, CacheKind kind);
+double forward_flops(const std::vector<BlockWork>& blocks, const TokenCounts& tokens, CacheMode mode);
 
 std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& blocks,
-                                             const TokenCounts& tokens, CacheKind kind,
+                                             const TokenCounts& tokens, CacheMode mode,
                                              const DeviceSpeed& speed);
 
 // The same for blocks that each see their own token counts (a UNet's resolutions):
 // block_tokens[i] belongs to blocks[i].
 double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens);
 double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens,
-                     CacheKind kind);
+                     CacheMode mode);
 std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& blocks,
-                                             const std::vector<TokenCounts>& block_tokens, CacheKind kind,
+                                             const std::vector<TokenCounts>& block_tokens, CacheMode mode,
                                              const DeviceSpeed& speed);
 
 }  // namespace flashps::engine

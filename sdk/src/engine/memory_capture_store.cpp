@@ -6,14 +6,6 @@
 
 namespace flashps::engine {
 
-const char* cache_kind_name(CacheKind kind) { return kind == CacheKind::kv ? "kv" : "hidden"; }
-
-CacheKind cache_kind_from_name(const std::string& name) {
-  if (name == "kv") return CacheKind::kv;
-  if (name == "hidden") return CacheKind::hidden;
-  throw Error("unknown cache kind '" + name + "' (expected kv or hidden)");
-}
-
 const char* slot_name(Slot slot) {
   switch (slot) {
     case Slot::keys: return "k";

@@ -6,11 +6,11 @@
 
 namespace flashps::engine {
 
-ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheKind kind,
+ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheMode mode,
                            std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
                            int prefetch_depth)
-    : mask_(std::move(mask)), kind_(kind), use_cache_(std::move(use_cache)), device_(device) {
-  if (kind_ == CacheKind::kv) use_cache_.assign(use_cache_.size(), true);  // kv cannot skip blocks
+    : mask_(std::move(mask)), mode_(replay_mode(mode, "replay router")), use_cache_(std::move(use_cache)), device_(device) {
+  if (mode_ == CacheMode::kv) use_cache_.assign(use_cache_.size(), true);  // kv cannot skip blocks
   masked_rows_device_ = mask_.masked_rows.to(device_);
   unmasked_rows_device_ = mask_.unmasked_rows.to(device_);
   start_loading(std::move(capture), steps, std::vector<TokenMask>(use_cache_.size(), mask_), prefetch_depth);
@@ -19,7 +19,7 @@ ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mas
 ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, std::vector<TokenMask> block_masks,
                            std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
                            int prefetch_depth)
-    : kind_(CacheKind::hidden), use_cache_(std::move(use_cache)), device_(device) {
+    : mode_(CacheMode::hidden), use_cache_(std::move(use_cache)), device_(device) {
   if (block_masks.size() != use_cache_.size())
     throw Error("replay: one token mask per block expected");
   start_loading(std::move(capture), steps, block_masks, prefetch_depth);
@@ -39,7 +39,7 @@ void ReplayRouter::start_loading(std::shared_ptr<const Capture> capture, const s
     for (int block = 0; block < static_cast<int>(use_cache_.size()); ++block) {
       if (!use_cache_[block]) continue;
       const at::Tensor& unmasked = block_masks[block].unmasked_rows;
-      if (kind_ == CacheKind::kv) {
+      if (mode_ == CacheMode::kv) {
         order.push_back({step, block, Slot::keys});
         order.push_back({step, block, Slot::values});
         rows.insert(rows.end(), 2, unmasked);
@@ -48,7 +48,7 @@ void ReplayRouter::start_loading(std::shared_ptr<const Capture> capture, const s
         rows.push_back(unmasked);
       }
     }
-    if (kind_ == CacheKind::kv) {
+    if (mode_ == CacheMode::kv) {
       order.push_back({step, kOutputBlock, Slot::output});
       rows.push_back(mask_.unmasked_rows);
     }
@@ -58,7 +58,7 @@ void ReplayRouter::start_loading(std::shared_ptr<const Capture> capture, const s
 }
 
 at::Tensor ReplayRouter::carried_rows() const {
-  return kind_ == CacheKind::kv ? mask_.masked_rows : at::Tensor();
+  return mode_ == CacheMode::kv ? mask_.masked_rows : at::Tensor();
 }
 
 const ReplayStats& ReplayRouter::stats() {
@@ -83,7 +83,7 @@ BlockTokens ReplayRouter::before_block(int block) {
     ++stats_.blocks_computed;
     return tokens;
   }
-  if (kind_ == CacheKind::kv) {
+  if (mode_ == CacheMode::kv) {
     LoadedEntry keys = take({step_, block, Slot::keys});
     LoadedEntry values = take({step_, block, Slot::values});
     if (!keys.error.empty() || !values.error.empty()) {
@@ -108,7 +108,7 @@ BlockTokens ReplayRouter::before_block(int block) {
 }
 
 at::Tensor ReplayRouter::finish_output(const at::Tensor& carried_output) {
-  if (kind_ != CacheKind::kv) return carried_output;
+  if (mode_ != CacheMode::kv) return carried_output;
   LoadedEntry cached = take({step_, kOutputBlock, Slot::output});
   if (!cached.error.empty()) {
     unavailable_ = true;

@@ -36,7 +36,7 @@ class ReplayUnavailable : public std::runtime_error {
 class ReplayRouter : public TokenRouter {
  public:
   // steps: the absolute step indices this run will execute, in order. use_cache: per block.
-  ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheKind kind,
+  ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheMode mode,
                std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
                int prefetch_depth = 2);
   // Hidden replay with one token mask per block, for models whose blocks see different token
@@ -64,7 +64,7 @@ class ReplayRouter : public TokenRouter {
                      const std::vector<TokenMask>& block_masks, int prefetch_depth);
 
   TokenMask mask_;  // kv replay: the one mask of every block and the output
-  CacheKind kind_;
+  CacheMode mode_;
   std::vector<bool> use_cache_;
   at::Device device_;
   at::Tensor masked_rows_device_, unmasked_rows_device_;

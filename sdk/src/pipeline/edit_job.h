@@ -26,7 +26,7 @@ namespace flashps {
 struct PipelineCostProfile {
   std::string family;                      // e.g. "Flux transformer", "Stable Diffusion UNet"
   std::vector<engine::BlockWork> blocks;   // execution order
-  engine::CacheKind cache_kind = engine::CacheKind::kv;
+  engine::CacheMode cache_mode = engine::CacheMode::kv;
   engine::DeviceSpeed speed;               // the pipeline's device speed model
   int64_t image_tokens = 0, text_tokens = 0;  // token rows per step of a native-size request
   int steps = 0;                           // denoising steps of a typical request

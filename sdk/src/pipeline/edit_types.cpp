@@ -7,24 +7,6 @@
 
 namespace flashps {
 
-const char* compute_mode_name(ComputeMode mode) {
-  switch (mode) {
-    case ComputeMode::automatic: return "auto";
-    case ComputeMode::full: return "full";
-    case ComputeMode::kv: return "kv";
-    case ComputeMode::hidden: return "hidden";
-  }
-  return "?";
-}
-
-ComputeMode compute_mode_from_name(const std::string& name) {
-  if (name == "auto") return ComputeMode::automatic;
-  if (name == "full") return ComputeMode::full;
-  if (name == "kv") return ComputeMode::kv;
-  if (name == "hidden") return ComputeMode::hidden;
-  throw Error("unknown cache mode '" + name + "' (expected auto, full, kv or hidden)");
-}
-
 Conditioning load_conditioning(const std::string& path) {
   auto tensors = load_safetensors(path);
   auto take = [&](const char* name, int64_t dims) {

@@ -8,14 +8,13 @@
 
 #include "core/image.h"
 #include "core/progress.h"
+#include "engine/cache_mode.h"
 
 namespace flashps {
 
-// automatic: replay a registered template when there is one (kv if captured, else hidden),
-// otherwise compute in full.
-enum class ComputeMode { automatic, full, kv, hidden };
-const char* compute_mode_name(ComputeMode mode);
-ComputeMode compute_mode_from_name(const std::string& name);  // Error for unknown names
+using engine::CacheMode;  // engine/cache_mode.h: how an edit uses the template cache
+using engine::cache_mode_from_name;
+using engine::cache_mode_name;
 
 struct Conditioning {
   at::Tensor prompt_embeds;         // [T, joint_attention_dim]
@@ -50,7 +49,7 @@ struct EditRequest {
   // their training resolution. 0 = the model's native size (none for models without one);
   // negative = always process the whole image.
   int context_size = 0;
-  ComputeMode mode = ComputeMode::automatic;
+  CacheMode mode = CacheMode::automatic;
   bool use_planner = true;  // hidden replay: let the planner skip loads that do not pay
   ProgressCallback progress;
 };
@@ -60,7 +59,7 @@ struct EditStats {
   int width = 0, height = 0;  // processing size
   int steps_run = 0;
   double mask_ratio = 0;      // masked tokens / tokens
-  ComputeMode mode_used = ComputeMode::full;
+  CacheMode mode_used = CacheMode::full;
   bool cache_hit = false;
   double compute_saving = 1.0;  // FLOPs of a full step / FLOPs of the step as run (cost model)
   int blocks_from_cache = 0, blocks_computed = 0, entries_failed = 0;

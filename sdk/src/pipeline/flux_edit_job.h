@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "engine/capture_router.h"
-#include "engine/replay_router.h"
+#include "engine/replay_session.h"
+#include "engine/template_recording.h"
 #include "pipeline/edit_job.h"
 #include "pipeline/flux_inpaint_prepare.h"
 #include "schedulers/scheduler.h"
@@ -37,14 +37,9 @@ struct FluxEditJob final : EditJob {
   ConditioningEmbeddingCache fill_embedding;
 
   // Edits of a registered template: replay of the capture's unmasked activations.
-  std::shared_ptr<const engine::Capture> capture;
-  engine::CacheKind kind = engine::CacheKind::kv;
-  std::vector<bool> use_cache;
-  std::unique_ptr<engine::ReplayRouter> replay;
-  engine::ReplayStats earlier_replay;  // of routers replaced after a batch-mate failed
+  std::unique_ptr<engine::ReplaySession> replay;
   // Registration: records every activation.
-  std::unique_ptr<engine::CaptureWriter> capture_writer;
-  std::unique_ptr<engine::CaptureRouter> capture_router;
+  std::unique_ptr<engine::TemplateRecording> recording;
 
   std::chrono::steady_clock::time_point started;
 };

@@ -7,11 +7,12 @@
 
 #include "core/error.h"
 #include "core/mask_ops.h"
-#include "engine/template_mask.h"
 #include "models/flux/flux_block_work.h"
 #include "pipeline/flux_edit_job.h"
 #include "pipeline/flux_packing.h"
+#include "pipeline/edit_replay.h"
 #include "pipeline/image_tensors.h"
+#include "pipeline/prepared_mask.h"
 
 namespace flashps {
 namespace {
@@ -20,18 +21,15 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The activations an edit replays from `capture`: kv unless the request asks for hidden, or
-// (automatic) the capture has no kv.
-engine::CacheKind replay_kind(const engine::Capture& capture, const EditRequest& request) {
-  const bool has_kv = capture.contains({request.steps - 1, 0, engine::Slot::keys});
-  if (request.mode == ComputeMode::hidden || (request.mode == ComputeMode::automatic && !has_kv))
-    return engine::CacheKind::hidden;
-  return engine::CacheKind::kv;
-}
-
-bool capture_holds(const engine::Capture& capture, const EditRequest& request, engine::CacheKind kind) {
-  const engine::Slot slot = kind == engine::CacheKind::kv ? engine::Slot::keys : engine::Slot::hidden;
-  return capture.contains({request.steps - 1, 0, slot});
+// Flux's side of the engine's replay settings: kv replay works (every block attends over the
+// whole sequence), on the transformer's device.
+engine::ReplaySettings flux_replay_settings(const EditRequest& request, const engine::DeviceSpeed& speed,
+                                            at::Device device, int first_step, int end_step) {
+  engine::ReplaySettings settings = replay_settings(request, speed);
+  settings.first_step = first_step;
+  settings.end_step = end_step;
+  settings.device = device;
+  return settings;
 }
 
 }  // namespace
@@ -43,12 +41,12 @@ std::unique_ptr<EditJob> FluxInpaintPipeline::start_edit(const EditRequest& give
   job->request.steps = steps_of(given);
   const EditRequest& request = job->request;
   job->prepared = prepare(request, job->stats_);
-  if (job->prepared.token_mask.empty()) {
+  if (job->prepared.mask.tokens.empty()) {
     job->stats_.notes.push_back("mask is empty: the template is returned unchanged");
     job->unchanged = true;
     return job;
   }
-  if (request.mode != ComputeMode::full) use_whole_image_template(job->prepared, job->stats_, request);
+  if (request.mode != CacheMode::full) use_whole_image_template(job->prepared, job->stats_, request);
   begin_denoising(*job);
   attach_replay(*job);
   if (is_fill()) update_fill_embedding(*job);  // here, off the step loop
@@ -70,68 +68,34 @@ bool FluxInpaintPipeline::use_whole_image_template(Prepared& prepared, EditStats
 }
 
 bool FluxInpaintPipeline::has_template(const EditRequest& given) const {
-  if (given.mode == ComputeMode::full) return false;
+  if (given.mode == CacheMode::full) return false;
   EditRequest request = given;
   request.steps = steps_of(given);
   request.progress = nullptr;
   EditStats stats;
   Prepared prepared = prepare(request, stats);
   use_whole_image_template(prepared, stats, request);
-  // As start_edit and attach_replay decide: nothing to replay for an empty or a full mask.
-  if (prepared.token_mask.empty() || prepared.token_mask.full()) return false;
-  const std::shared_ptr<const engine::Capture> capture = store_->find(capture_id(prepared, request));
-  return capture && capture_holds(*capture, request, replay_kind(*capture, request));
+  return engine::ReplaySession::would_replay(*store_, capture_id(prepared, request), prepared.mask.tokens,
+                                             flux_replay_settings(request, speed_, device(), 0, request.steps));
 }
 
 void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
   const EditRequest& request = job.request;
-  EditStats& stats = job.stats_;
-  stats.mode_used = ComputeMode::full;
-  if (request.mode == ComputeMode::full || job.prepared.token_mask.full()) return;
   const engine::CaptureId id = capture_id(job.prepared, request);
-  std::shared_ptr<const engine::Capture> capture = store_->find(id);
-  if (!capture) {
-    stats.notes.push_back("template not registered for these settings: computed in full");
-    return;
-  }
-  const engine::CacheKind kind = replay_kind(*capture, request);
-  if (!capture_holds(*capture, request, kind)) {
-    stats.notes.push_back(std::string("template capture has no '") + engine::cache_kind_name(kind) +
-                          "' activations: computed in full");
-    return;
-  }
-
-  // Tokens the template run regenerated hold no reusable activations: computed as well.
-  std::optional<engine::TokenMask> compute_mask =
-      engine::replay_compute_mask_noted(*capture, job.prepared.token_mask, "tokens", stats.notes);
-  if (!compute_mask) return;
-  if (compute_mask->masked_count() > job.prepared.token_mask.masked_count()) {
-    job.prepared.token_mask = std::move(*compute_mask);
-    job.masked_tokens_ = job.prepared.token_mask.masked_count();
-  }
-
-  const FluxConfig& config = components_.transformer->config();
-  const auto work = flux_block_work(config, c10::elementSize(components_.transformer->dtype()));
-  const engine::TokenCounts counts{job.text_tokens(), job.image_tokens(), job.masked_tokens()};
-  std::vector<bool> use_cache(config.block_count(), true);
-  if (kind == engine::CacheKind::hidden && request.use_planner) {
-    engine::DeviceSpeed speed = speed_;
-    if (capture->expected_load_bytes_per_second() > 0)
-      speed.load_bytes_per_second = capture->expected_load_bytes_per_second();  // host or disk tier
-    use_cache = engine::plan_pipeline(engine::estimate_block_times(work, counts, kind, speed)).use_cache;
-  }
-  std::vector<int> steps;
-  for (int step = job.first_step; step < job.end_step; ++step) steps.push_back(step);
-  // The router's loader starts reading at once: a queued request prefetches its cache.
-  job.replay = std::make_unique<engine::ReplayRouter>(capture, job.prepared.token_mask, kind, use_cache, steps,
-                                                      components_.transformer->proj_out->weight.device());
-  job.capture = std::move(capture);
-  job.kind = kind;
-  job.use_cache = std::move(use_cache);
-  stats.cache_hit = true;
-  stats.template_hash = id.template_hash;
-  stats.mode_used = kind == engine::CacheKind::kv ? ComputeMode::kv : ComputeMode::hidden;
-  stats.compute_saving = engine::forward_flops(work, counts) / engine::forward_flops(work, counts, kind);
+  const std::vector<engine::BlockWork> work =
+      flux_block_work(components_.transformer->config(), c10::elementSize(components_.transformer->dtype()));
+  // Every block carries the same tokens: the text, and the image tokens of the edit's mask.
+  const auto describe_blocks = [&](const engine::TokenMask& mask) {
+    engine::ReplayBlocks blocks;
+    blocks.work = work;
+    blocks.counts.assign(work.size(), {job.text_tokens(), job.image_tokens(), mask.masked_count()});
+    return blocks;
+  };
+  job.replay = engine::ReplaySession::attach(*store_, id, job.prepared.mask.tokens,
+                                             flux_replay_settings(request, speed_, device(), job.first_step, job.end_step),
+                                             describe_blocks, job.stats_.notes);
+  job.masked_tokens_ = job.prepared.mask.tokens.masked_count();  // widened to the template's mask
+  record_replay_start(job.stats_, job.replay.get(), id);
 }
 
 EditResult FluxInpaintPipeline::finish_edit(EditJob& base_job) {
@@ -145,17 +109,7 @@ EditResult FluxInpaintPipeline::finish_edit(EditJob& base_job) {
   } else {
     if (!job->denoised()) throw Error("Flux pipeline: finish_edit() before the last denoising step");
     if (job->replay) {
-      const engine::ReplayStats& replay = job->replay->stats();
-      const engine::ReplayStats& earlier = job->earlier_replay;
-      stats.blocks_from_cache = replay.blocks_from_cache + earlier.blocks_from_cache;
-      stats.blocks_computed = replay.blocks_computed + earlier.blocks_computed;
-      stats.entries_failed = replay.entries_failed + earlier.entries_failed;
-      stats.cache_bytes_loaded = replay.bytes_loaded + earlier.bytes_loaded;
-      stats.load_wait_seconds = replay.load_wait_seconds + earlier.load_wait_seconds;
-      if (stats.entries_failed)
-        stats.notes.push_back(std::to_string(stats.entries_failed) +
-                              " cached entries were unreadable and computed instead (" +
-                              (replay.first_error.empty() ? earlier.first_error : replay.first_error) + ")");
+      record_replay_finish(stats, *job->replay);
       job->replay.reset();
     }
     result.image = finish(job->prepared, job->request, job->latents, stats);
@@ -174,7 +128,7 @@ engine::RequestWork FluxInpaintPipeline::estimate_work(const EditRequest& reques
   const int steps = steps_of(request);
   work.steps = std::max(1, std::min(steps, static_cast<int>(steps * request.strength)));
   const int width = std::max(1, request.image.width), height = std::max(1, request.image.height);
-  const double ratio = mask_ratio(request.mask);  // the same rule as the edit's (mask_values)
+  const double ratio = requested_mask_ratio(request);
   const int64_t token_pixels = vae_scale_factor() * 2;
   const int context = request.context_size != 0 ? request.context_size : components_.native_size;
   double processed_width = width, processed_height = height, window_ratio = ratio;
@@ -187,7 +141,7 @@ engine::RequestWork FluxInpaintPipeline::estimate_work(const EditRequest& reques
   work.masked_tokens = std::min(work.image_tokens, static_cast<int64_t>(std::ceil(window_ratio * double(work.image_tokens))));
   const Conditioning& text = request.conditioning.defined() ? request.conditioning : components_.empty_prompt;
   work.text_tokens = text.defined() ? text.prompt_embeds.size(0) : 0;
-  work.cached = request.mode != ComputeMode::full;  // known once started: the template may not be registered
+  work.cached = request.mode != CacheMode::full;  // known once started: the template may not be registered
   return work;
 }
 

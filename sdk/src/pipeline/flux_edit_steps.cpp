@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/thread_clock.h"
 #include "pipeline/fill_conditioning.h"
+#include "pipeline/edit_replay.h"
 #include "pipeline/flux_edit_job.h"
 #include "pipeline/flux_packing.h"
 #include "schedulers/flow_match_euler_discrete.h"
@@ -33,7 +34,7 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
   const bool fill = is_fill();
   const auto encode_start = std::chrono::steady_clock::now();
   const at::Device device = this->device();
-  const at::Tensor image = prepared.image.to(device), pixel_mask = prepared.pixel_mask.to(device);
+  const at::Tensor image = prepared.image.to(device), pixel_mask = prepared.mask.pixels.to(device);
   if (!fill || request.strength < 1.0)
     job.template_latents = pack_latents(components_.vae->encode_to_latents(image.unsqueeze(0))[0]);
   if (fill) {
@@ -43,7 +44,7 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
   job.stats_.encode_seconds += seconds_since(encode_start);
 
   job.scheduler = components_.scheduler->clone();
-  const int64_t tokens = prepared.token_mask.token_count();
+  const int64_t tokens = prepared.mask.tokens.token_count();
   std::optional<double> mu;
   if (auto* flow = dynamic_cast<FlowMatchEulerDiscreteScheduler*>(job.scheduler.get()))
     if (flow->config().use_dynamic_shifting) mu = flow->dynamic_shift_mu(static_cast<int>(tokens));
@@ -67,8 +68,7 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
                     ? job.noise * job.scheduler->init_noise_sigma()
                     : job.scheduler->add_noise(job.template_latents, job.noise, job.first_step);
   if (!fill) {  // latent-resolution mask, packed like the latents, for per-step blending
-    const int64_t vsf = vae_scale_factor();
-    at::Tensor latent_mask = pixel_mask.slice(0, 0, {}, vsf).slice(1, 0, {}, vsf);
+    const at::Tensor latent_mask = prepared.mask.latent.to(device);
     job.blend_mask = pack_latents(latent_mask.unsqueeze(0).expand({latent_channels, -1, -1}).contiguous());
   }
 
@@ -82,24 +82,20 @@ void FluxInpaintPipeline::begin_denoising(FluxEditJob& job) const {
   if (components_.transformer->config().guidance_embeds)
     inputs.guidance = request.guidance_scale.value_or(components_.default_guidance);
   job.image_tokens_ = tokens;
-  job.masked_tokens_ = prepared.token_mask.masked_count();
+  job.masked_tokens_ = prepared.mask.tokens.masked_count();
   job.text_tokens_ = prepared.prompt_embeds.size(0);
 }
 
 void FluxInpaintPipeline::restart_in_full(FluxEditJob& job, const std::string& why) const {
-  job.stats_.notes.push_back("cache unusable, computed in full: " + why);
+  record_replay_dropped(job.stats_, why);
   job.replay.reset();
-  job.capture.reset();
-  job.stats_.cache_hit = false;
-  job.stats_.mode_used = ComputeMode::full;
-  job.stats_.compute_saving = 1.0;
   job.stats_.steps_run = 0;
   begin_denoising(job);  // from the first step again, with the same noise
 }
 
 const at::Tensor& FluxInpaintPipeline::update_fill_embedding(FluxEditJob& job) const {
   return job.fill_embedding.get(*components_.transformer, job.fill_conditioning,
-                                job.replay ? job.replay->carried_rows() : at::Tensor());
+                                job.replay ? job.replay->router().carried_rows() : at::Tensor());
 }
 
 void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
@@ -117,9 +113,7 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
   const double step_cpu_start = thread_cpu_seconds();
 
   std::vector<at::Tensor> outputs;
-  // A kv replay whose entry turns out unreadable stops the whole packed call: that job restarts
-  // in full, its batch-mates' routers restart at the current step, and the step runs again.
-  for (size_t attempt = 0;; ++attempt) {
+  const auto call_model = [&] {
     std::vector<FluxRequest> calls;
     calls.reserve(batch.size());
     for (FluxEditJob* job : batch) {
@@ -127,48 +121,29 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
       call.hidden_states = job->latents;
       call.timestep = job->model_timesteps[job->next_step];
       if (job->replay) {
-        job->replay->set_step(job->next_step);
-        call.router = job->replay.get();
-        call.carried_rows = job->replay->carried_rows();
-      } else if (job->capture_router) {
-        job->capture_router->set_step(job->next_step);
-        call.router = job->capture_router.get();
+        engine::ReplayRouter& router = job->replay->router();
+        router.set_step(job->next_step);
+        call.router = &router;
+        call.carried_rows = router.carried_rows();
+      } else if (job->recording) {
+        job->recording->router().set_step(job->next_step);
+        call.router = &job->recording->router();
       }
       if (fill) call.conditioning_embedding = update_fill_embedding(*job);  // computed when the job started
       calls.push_back(std::move(call));
     }
     const double assembly_seconds = seconds_since(step_start);
     const double assembly_cpu_seconds = thread_cpu_seconds() - step_cpu_start;
-    try {
-      outputs = components_.transformer->forward(calls);
-      // The model's packing of the batch's inputs is part of assembling the step.
-      const auto packing = components_.transformer->last_input_packing();
-      last_step_assembly_seconds_ = assembly_seconds + packing.seconds;
-      last_step_assembly_cpu_seconds_ = assembly_cpu_seconds + packing.cpu_seconds;
-      break;
-    } catch (const engine::ReplayUnavailable& error) {
-      if (attempt > batch.size()) throw;
-      const auto device = components_.transformer->proj_out->weight.device();
-      for (FluxEditJob* job : batch) {
-        if (!job->replay) continue;
-        if (job->replay->unavailable()) {
-          restart_in_full(*job, error.what());
-          continue;
-        }
-        const engine::ReplayStats& before = job->replay->stats();
-        job->earlier_replay.blocks_from_cache += before.blocks_from_cache;
-        job->earlier_replay.blocks_computed += before.blocks_computed;
-        job->earlier_replay.entries_failed += before.entries_failed;
-        job->earlier_replay.bytes_loaded += before.bytes_loaded;
-        job->earlier_replay.load_wait_seconds += before.load_wait_seconds;
-        if (job->earlier_replay.first_error.empty()) job->earlier_replay.first_error = before.first_error;
-        std::vector<int> remaining;
-        for (int step = job->next_step; step < job->end_step; ++step) remaining.push_back(step);
-        job->replay = std::make_unique<engine::ReplayRouter>(job->capture, job->prepared.token_mask, job->kind,
-                                                             job->use_cache, remaining, device);
-      }
-    }
-  }
+    outputs = components_.transformer->forward(calls);
+    // The model's packing of the batch's inputs is part of assembling the step.
+    const auto packing = components_.transformer->last_input_packing();
+    last_step_assembly_seconds_ = assembly_seconds + packing.seconds;
+    last_step_assembly_cpu_seconds_ = assembly_cpu_seconds + packing.cpu_seconds;
+  };
+  // An unreadable kv entry stops the packed call: its job restarts in full, and the step runs again.
+  engine::call_with_replay_recovery(
+      batch.size(), [&](size_t i) { return batch[i]->replay.get(); }, [&](size_t i) { return batch[i]->next_step; },
+      call_model, [&](size_t i, const std::string& why) { restart_in_full(*batch[i], why); });
 
   const double step_seconds = seconds_since(step_start);
   for (size_t i = 0; i < batch.size(); ++i) {

@@ -9,19 +9,12 @@
 #include "core/content_hash.h"
 #include "core/error.h"
 #include "core/json_file.h"
-#include "engine/template_mask.h"
 #include "models/flux/flux_block_work.h"
 #include "models/model_files.h"
+#include "pipeline/edit_replay.h"
 #include "pipeline/flux_edit_job.h"
 
 namespace flashps {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 FluxInpaintPipeline::FluxInpaintPipeline(FluxPipelineComponents components,
                                          std::shared_ptr<engine::CaptureStore> store)
@@ -115,30 +108,19 @@ TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& given, bo
   const EditRequest& request = job.request;
   job.prepared = prepare(request, job.stats_);
   const engine::CaptureId id = capture_id(job.prepared, request);
-  job.capture_writer = store_->begin(id);
-  job.capture_router = std::make_unique<engine::CaptureRouter>(*job.capture_writer, capture_kv, capture_hidden,
-                                                               components_.transformer->dtype());
+  job.recording = std::make_unique<engine::TemplateRecording>(*store_, id, capture_kv, capture_hidden,
+                                                              components_.transformer->dtype());
   begin_denoising(job);
   while (!job.denoised()) step({&job});
   if (job.failed()) std::rethrow_exception(job.error());
-  engine::put_template_mask(*job.capture_writer, job.prepared.token_mask);
-  auto capture = job.capture_writer->commit();
-  TemplateInfo info;
-  info.stats = job.stats_;
-  info.template_hash = id.template_hash;
-  info.stats.template_hash = id.template_hash;
-  info.config = id.config;
-  info.bytes = capture->bytes();
-  info.seconds = seconds_since(start);
-  info.stats.total_seconds = info.seconds;
-  return info;
+  return registered_template(id, *job.recording->commit(job.prepared.mask.tokens), job.stats_, start);
 }
 
 PipelineCostProfile FluxInpaintPipeline::cost_profile() const {
   PipelineCostProfile profile;
   profile.family = "Flux transformer";
   profile.blocks = flux_block_work(components_.transformer->config(), c10::elementSize(components_.transformer->dtype()));
-  profile.cache_kind = engine::CacheKind::kv;
+  profile.cache_mode = engine::CacheMode::kv;
   profile.speed = speed_;
   const int64_t token_pixels = vae_scale_factor() * 2;  // 2x2 latent patches per token
   const int64_t side = components_.native_size > 0 ? components_.native_size : 512;

@@ -12,6 +12,7 @@
 #include "pipeline/flux_inpaint_prepare.h"
 #include "pipeline/flux_packing.h"
 #include "pipeline/image_tensors.h"
+#include "pipeline/prepared_mask.h"
 #include "pipeline/texture_transfer.h"
 
 namespace flashps {
@@ -38,23 +39,15 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   prepared.original = to_rgb(request.image);
   const int width = prepared.original.width, height = prepared.original.height;
 
-  Image mask = request.mask.empty() ? Image(width, height, 1, 0) : request.mask;
-  if (!request.mask.empty()) check_image(mask, "mask");
-  if (mask.width != width || mask.height != height) {
-    stats.notes.push_back("mask is " + std::to_string(mask.width) + "x" + std::to_string(mask.height) +
-                          ", image is " + std::to_string(width) + "x" + std::to_string(height) +
-                          ": mask resized (nearest)");
-    mask = resize_nearest(mask, width, height);
-  }
-  prepared.original_mask = binarize_mask(mask);
+  Image original_mask = edit_mask_at(request, width, height, stats.notes);
 
   const int64_t token_pixels = vae_scale_factor() * 2;
   const int context = request.context_size != 0 ? request.context_size : components_.native_size;
   prepared.window_width = width;
   prepared.window_height = height;
-  Image window = prepared.original, window_mask = prepared.original_mask;
+  Image window = prepared.original, window_mask = original_mask;
   int target_width = width, target_height = height;
-  const PixelBox box = mask_bounding_box(prepared.original_mask);
+  const PixelBox box = mask_bounding_box(original_mask);
   if (context > 0 && (width > context || height > context) && (whole_image || box.empty())) {
     // The whole image, scaled to fit the context size.
     const double scale = double(context) / std::max(width, height);
@@ -73,7 +66,7 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
     prepared.window_y = std::clamp(centre_y - prepared.window_height / 2, 0, height - prepared.window_height);
     prepared.windowed = true;
     window = crop(prepared.original, prepared.window_x, prepared.window_y, prepared.window_width, prepared.window_height);
-    window_mask = crop(prepared.original_mask, prepared.window_x, prepared.window_y, prepared.window_width,
+    window_mask = crop(original_mask, prepared.window_x, prepared.window_y, prepared.window_width,
                        prepared.window_height);
     const double scale = std::min(1.0, double(context) / std::max(prepared.window_width, prepared.window_height));
     target_width = static_cast<int>(prepared.window_width * scale + 0.5);
@@ -98,13 +91,12 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
                             std::to_string(token_pixels) + " pixels), result resized back");
   }
   prepared.image = image_to_tensor(processed);
-  prepared.pixel_mask = mask_to_tensor(processed_mask);
   prepared.latent_height = prepared.height / vae_scale_factor();
   prepared.latent_width = prepared.width / vae_scale_factor();
   check_mask_settings(request, width, height, static_cast<int>(prepared.width / token_pixels),
                       static_cast<int>(prepared.height / token_pixels));
-  prepared.token_mask =
-      engine::token_mask_from_pixels(prepared.pixel_mask, token_pixels, request.token_dilation);
+  prepared.mask = prepare_mask(std::move(original_mask), processed_mask, vae_scale_factor(), token_pixels,
+                               request.token_dilation);
 
   if (!request.prompt.empty() || !request.negative_prompt.empty())
     stats.notes.push_back("this model has no text encoder: the text prompt is not used (Flux models take prompt "
@@ -136,7 +128,7 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
 
   stats.width = prepared.width;
   stats.height = prepared.height;
-  stats.mask_ratio = prepared.token_mask.ratio();
+  stats.mask_ratio = prepared.mask.ratio();
   return prepared;
 }
 
@@ -166,9 +158,9 @@ Image FluxInpaintPipeline::finish(const Prepared& prepared, const EditRequest& r
     // At the output size: a window scaled up from the model's size needs its detail most.
     const double scale = prepared.resized ? static_cast<double>(prepared.window_width) / prepared.width : 1.0;
     const TextureTransferOptions options = texture_transfer_options(2 * components_.vae->scale_factor(), scale);
-    generated = transfer_texture(generated, prepared.original, prepared.original_mask, options);
+    generated = transfer_texture(generated, prepared.original, prepared.mask.original, options);
   }
-  Image alpha = prepared.original_mask;
+  Image alpha = prepared.mask.original;
   if (request.mask_grow_pixels > 0) alpha = grow_mask(alpha, request.mask_grow_pixels);
   if (request.mask_feather_pixels > 0) alpha = feather_mask(alpha, request.mask_feather_pixels);
   // The input's transparency is kept (opaque where regenerated); prepared.original is RGB.

@@ -5,14 +5,13 @@
 #include <string>
 
 #include "core/image.h"
-#include "engine/token_mask.h"
 #include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/prepared_mask.h"
 
 namespace flashps {
 
 struct FluxInpaintPipeline::Prepared {
   Image original;         // the template as given (RGB)
-  Image original_mask;    // binary mask at the original size
   bool resized = false;   // processing size differs from the context window
   // The part of the original the model sees: the whole image, or for images larger than the
   // model's native size a window around the mask (pasted back after decoding).
@@ -21,8 +20,7 @@ struct FluxInpaintPipeline::Prepared {
   int width = 0, height = 0;
   int64_t latent_height = 0, latent_width = 0;
   at::Tensor image;       // [3, H, W] in [-1, 1]
-  at::Tensor pixel_mask;  // [H, W] in {0, 1}
-  engine::TokenMask token_mask;
+  PreparedMask mask;      // every form of the edit's mask (pipeline/prepared_mask.h)
   at::Tensor prompt_embeds, pooled_prompt_embeds;
   std::string template_hash;  // processed template pixels
 };

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/capture_router.h"
-#include "engine/replay_router.h"
-#include "engine/token_mask.h"
+#include "engine/replay_session.h"
+#include "engine/template_recording.h"
 #include "pipeline/edit_job.h"
+#include "pipeline/prepared_mask.h"
 #include "schedulers/scheduler.h"
 
 namespace flashps {
@@ -26,10 +26,11 @@ struct SDEditJob final : EditJob {
   using EditJob::text_tokens_;
 
   EditRequest request;
-  Image original, original_mask;
+  Image original;
+  PreparedMask mask;  // every form of the edit's mask (pipeline/prepared_mask.h)
   bool unchanged = false, resized = false;
   int width = 0, height = 0;
-  at::Tensor latent_mask;            // [1, 1, h, w] in {0, 1}
+  at::Tensor latent_mask;            // mask.latent as the UNet takes it: [1, 1, h, w]
   at::Tensor masked_image_latents;   // [1, C, h, w] (9-channel UNets)
   at::Tensor image_latents, noise;   // 4-channel UNets and strength < 1
   at::Tensor context, text_embeds, time_ids;  // [rows, 77, D], SDXL [rows, P], [rows, 6]
@@ -43,22 +44,18 @@ struct SDEditJob final : EditJob {
 
   // Mask-aware editing of a registered template: hidden replay of the transformer blocks.
   std::string template_hash;  // of the processed template image
-  engine::TokenMask token_mask;  // latent grid
-  std::shared_ptr<const engine::Capture> capture;
-  std::vector<bool> use_cache;
-  std::unique_ptr<engine::ReplayRouter> replay;
+  std::unique_ptr<engine::ReplaySession> replay;
   // Registration: records every transformer block's output.
-  std::unique_ptr<engine::CaptureWriter> capture_writer;
-  std::unique_ptr<engine::CaptureRouter> capture_router;
+  std::unique_ptr<engine::TemplateRecording> recording;
 
   int rows() const { return guided ? 2 : 1; }  // UNet batch rows (classifier-free guidance)
   engine::TokenRouter* router() const {
-    if (replay) return replay.get();
-    return capture_router.get();
+    if (replay) return &replay->router();
+    return recording ? &recording->router() : nullptr;
   }
   void set_router_step(int step) {
-    if (replay) replay->set_step(step);
-    if (capture_router) capture_router->set_step(step);
+    if (replay) replay->router().set_step(step);
+    if (recording) recording->router().set_step(step);
   }
 };
 

@@ -87,7 +87,7 @@ class SDInpaintPipeline final : public StepwisePipeline {
   // original and processed images and masks, sizes, token mask and template hash. Returns the
   // processed image [1, 3, H, W] and mask [1, 1, H, W] as tensors.
   std::pair<at::Tensor, at::Tensor> prepare_images(const EditRequest& request, SDEditJob& job) const;
-  // Looks the template up in the store and attaches a hidden replay (sd_edit_cache.cpp).
+  // Looks the template up in the store and attaches a hidden replay (sd_edit_start.cpp).
   void attach_replay(SDEditJob& job) const;
   engine::CaptureId capture_id(const SDEditJob& job) const;
 

@@ -1,5 +1,5 @@
 // How a worker batches requests (FlashPS §4.3), as a state machine without threads or clocks:
-// real workers (serve/engine) and simulated devices (serve/simulator) drive the same object, so
+// real workers (serve/engine) and simulated devices (serve_tools/simulator) drive the same object, so
 // a simulated cluster runs exactly the batching and queueing code that serves requests.
 //
 //   static      a batch is formed when the worker is idle and runs to the end before the next

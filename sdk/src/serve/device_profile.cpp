@@ -21,7 +21,7 @@ struct BlockAmounts {
   double flops_with_cache = 0, flops_without_cache = 0, bytes = 0;
 };
 
-BlockAmounts block_amounts(const engine::BlockWork& work, engine::CacheKind kind,
+BlockAmounts block_amounts(const engine::BlockWork& work, engine::CacheMode kind,
                            const std::vector<RequestWork>& batch) {
   BlockAmounts amounts;
   for (const RequestWork& request : batch) {
@@ -35,8 +35,8 @@ BlockAmounts block_amounts(const engine::BlockWork& work, engine::CacheKind kind
     }
     const int64_t computed = request.text_tokens + request.masked_tokens;
     amounts.flops_with_cache +=
-        weight * engine::block_flops(work, computed, kind == engine::CacheKind::kv ? computed : all, all);
-    const double per_row = kind == engine::CacheKind::kv ? work.cached_bytes_per_row_kv : work.cached_bytes_per_row_hidden;
+        weight * engine::block_flops(work, computed, kind == engine::CacheMode::kv ? computed : all, all);
+    const double per_row = kind == engine::CacheMode::kv ? work.cached_bytes_per_row_kv : work.cached_bytes_per_row_hidden;
     amounts.bytes += weight * double(request.image_tokens - request.masked_tokens) * per_row;
   }
   return amounts;
@@ -68,7 +68,7 @@ StepEstimate estimate_step(const DeviceProfile& profile, const std::vector<Reque
   engine::BlockTimes block_times;
   for (const engine::BlockWork& work : profile.blocks) {
     if (!previous || !same_work(*previous, work)) {  // models repeat identical blocks
-      amounts = block_amounts(work, profile.cache_kind, batch);
+      amounts = block_amounts(work, profile.cache_mode, batch);
       block_times.compute_with_cache = std::max(0.0, profile.block_compute(amounts.flops_with_cache));
       block_times.compute_without_cache = std::max(0.0, profile.block_compute(amounts.flops_without_cache));
       block_times.load = amounts.bytes > 0 ? std::max(0.0, profile.block_load(amounts.bytes)) : 0.0;
@@ -77,12 +77,12 @@ StepEstimate estimate_step(const DeviceProfile& profile, const std::vector<Reque
     times.push_back(block_times);
   }
   std::vector<bool> use_cache(times.size(), any_cached);
-  if (any_cached && profile.cache_kind == engine::CacheKind::hidden) use_cache = engine::plan_pipeline_greedy(times).use_cache;
+  if (any_cached && profile.cache_mode == engine::CacheMode::hidden) use_cache = engine::plan_pipeline_greedy(times).use_cache;
   estimate.seconds = profile.step_fixed_seconds + engine::pipeline_latency(times, use_cache);
   previous = nullptr;
   for (size_t i = 0; i < profile.blocks.size(); ++i) {
     const engine::BlockWork& work = profile.blocks[i];
-    if (!previous || !same_work(*previous, work)) amounts = block_amounts(work, profile.cache_kind, batch), previous = &work;
+    if (!previous || !same_work(*previous, work)) amounts = block_amounts(work, profile.cache_mode, batch), previous = &work;
     estimate.flops += use_cache[i] ? amounts.flops_with_cache : amounts.flops_without_cache;
     estimate.load_bytes += use_cache[i] ? amounts.bytes : 0.0;
   }
@@ -100,7 +100,7 @@ DeviceProfile h800_flux_profile() {
   work.cached_bytes_per_row_kv = 2.0 * dim * 2;
   work.cached_bytes_per_row_hidden = dim * 2;
   profile.blocks.assign(57, work);
-  profile.cache_kind = engine::CacheKind::kv;
+  profile.cache_mode = engine::CacheMode::kv;
   profile.block_compute = {1.0 / 400e12, 250e-6, 1.0, 0};
   profile.block_load = {1.0 / 50e9, 20e-6, 1.0, 0};
   profile.step_fixed_seconds = 2e-3;
@@ -123,7 +123,7 @@ void write_device_profile(const DeviceProfile& profile, const std::string& path)
   nlohmann::json json = {{"format", "flashps-device-profile"},
                          {"version", 1},
                          {"name", profile.name},
-                         {"cache_kind", engine::cache_kind_name(profile.cache_kind)},
+                         {"cache_mode", engine::cache_mode_name(profile.cache_mode)},
                          {"block_compute_seconds_vs_flops", fit_json(profile.block_compute)},
                          {"block_load_seconds_vs_bytes", fit_json(profile.block_load)},
                          {"step_fixed_seconds", profile.step_fixed_seconds},
@@ -144,7 +144,7 @@ DeviceProfile read_device_profile(const std::string& path) {
     if (json.value("version", 0) != 1) throw Error("unsupported profile version");
     DeviceProfile profile;
     profile.name = json.value("name", std::string(path));
-    profile.cache_kind = engine::cache_kind_from_name(json.at("cache_kind").get<std::string>());
+    profile.cache_mode = engine::cache_mode_from_name(json.at("cache_mode").get<std::string>());
     profile.block_compute = fit_from(json.at("block_compute_seconds_vs_flops"));
     profile.block_load = fit_from(json.at("block_load_seconds_vs_bytes"));
     profile.step_fixed_seconds = json.at("step_fixed_seconds").get<double>();

@@ -19,7 +19,7 @@ using engine::RequestWork;
 struct DeviceProfile {
   std::string name;
   std::vector<engine::BlockWork> blocks;  // the model's blocks in execution order
-  engine::CacheKind cache_kind = engine::CacheKind::kv;
+  engine::CacheMode cache_mode = engine::CacheMode::kv;
   LinearFit block_compute;  // seconds of one block vs its FLOPs for the whole batch
   LinearFit block_load;     // seconds of one block's cache load vs its bytes
   double step_fixed_seconds = 0;     // per step outside the blocks (embedders, scheduler, batching)

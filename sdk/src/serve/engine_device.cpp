@@ -7,7 +7,7 @@ DeviceProfile estimated_device_profile(const StepwisePipeline& pipeline) {
   DeviceProfile profile;
   profile.name = "estimated from the default device speed (" + cost.family + "; run `flashps profile` to measure)";
   profile.blocks = cost.blocks;
-  profile.cache_kind = cost.cache_kind;
+  profile.cache_mode = cost.cache_mode;
   profile.block_compute = {1.0 / cost.speed.flops_per_second, cost.speed.fixed_seconds_per_block, 1.0, 0};
   profile.block_load = {1.0 / cost.speed.load_bytes_per_second, cost.speed.fixed_seconds_per_load, 1.0, 0};
   profile.image_tokens = cost.image_tokens;

@@ -1,4 +1,4 @@
-#include "serve/simulator.h"
+#include "serve_tools/simulator.h"
 
 #include <chrono>
 #include <deque>

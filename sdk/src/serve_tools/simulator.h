@@ -7,7 +7,7 @@
 #include "serve/batching.h"
 #include "serve/device_profile.h"
 #include "serve/load_balancer.h"
-#include "serve/workload.h"
+#include "serve_tools/workload.h"
 
 namespace flashps::serve {
 

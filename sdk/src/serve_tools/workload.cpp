@@ -1,4 +1,4 @@
-#include "serve/workload.h"
+#include "serve_tools/workload.h"
 
 #include <algorithm>
 #include <cmath>

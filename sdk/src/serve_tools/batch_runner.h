@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "serve/batch_manifest.h"
 #include "serve/engine.h"
+#include "serve_tools/batch_manifest.h"
 
 namespace flashps::serve {
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "serve/batch_manifest.h"
+#include "serve_tools/batch_manifest.h"
 
 using namespace flashps;
 using namespace flashps::serve;

@@ -1,4 +1,4 @@
-#include "serve/device_profiler.h"
+#include "serve_tools/device_profiler.h"
 
 #include <ATen/ATen.h>
 
@@ -89,7 +89,7 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
           EditRequest request = base;
           request.seed = static_cast<uint64_t>(b);
           request.mask = mask_image(size, ratio, rng);
-          request.mode = ratio >= 1.0 ? ComputeMode::full : ComputeMode::kv;
+          request.mode = ratio >= 1.0 ? CacheMode::full : CacheMode::kv;
           const auto start = std::chrono::steady_clock::now();
           jobs.push_back(pipeline.start_edit(request));
           prepare_seconds += seconds_since(start);

@@ -1,4 +1,4 @@
-#include "serve/batch_manifest.h"
+#include "serve_tools/batch_manifest.h"
 
 #include <fstream>
 #include <limits>

@@ -1,4 +1,4 @@
-// Batch outputs (serve/batch_outputs.h): what counts as written, atomic writes that leave nothing
+// Batch outputs (serve_tools/batch_outputs.h): what counts as written, atomic writes that leave nothing
 // behind, and the removal of temporaries a killed run left.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "serve/batch_outputs.h"
+#include "serve_tools/batch_outputs.h"
 #include "support/tiny_pipeline.h"
 
 using namespace flashps;

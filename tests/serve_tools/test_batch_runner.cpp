@@ -1,4 +1,4 @@
-// run_batch (serve/batch_runner.h) on the tiny pipeline: folder outputs fail alone, incomplete
+// run_batch (serve_tools/batch_runner.h) on the tiny pipeline: folder outputs fail alone, incomplete
 // outputs are redone, a killed run's temporaries are removed, and a cancel from the progress
 // callback reaches edits that are still waiting, and transparency a JPEG output drops is noted.
 #include <atomic>
@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "pipeline/flux_inpaint_pipeline.h"
-#include "serve/batch_runner.h"
 #include "serve/engine_device.h"
+#include "serve_tools/batch_runner.h"
 #include "support/tiny_pipeline.h"
 
 using namespace flashps;

@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "serve/latency_summary.h"
-#include "serve/simulator.h"
+#include "serve_tools/latency_summary.h"
+#include "serve_tools/simulator.h"
 #include "support/temp_dir.h"
 
 using namespace flashps::serve;

@@ -1,4 +1,4 @@
-#include "serve/latency_summary.h"
+#include "serve_tools/latency_summary.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "serve/batch_outputs.h"
+#include "serve_tools/batch_outputs.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "serve/batch_runner.h"
+#include "serve_tools/batch_runner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 
 #include "core/image.h"
 #include "core/json_file.h"
-#include "serve/batch_outputs.h"
+#include "serve_tools/batch_outputs.h"
 
 namespace flashps::serve {
 namespace {
@@ -23,7 +23,7 @@ EditRequest request_of(const BatchItem& item) {
   request.steps = item.steps;
   request.strength = item.strength;
   request.guidance_scale = item.guidance;
-  request.mode = compute_mode_from_name(item.cache);
+  request.mode = cache_mode_from_name(item.cache);
   return request;
 }
 

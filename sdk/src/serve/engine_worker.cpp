@@ -1,0 +1,126 @@
+// The workers' step loop (continuous batching): one thread per device picks its batcher's next
+// action, steps the pipeline on a batch without the lock, and handles failures and pausing.
+#include "serve/engine_core.h"
+
+#include <algorithm>
+
+#include "core/thread_clock.h"
+
+namespace flashps::serve {
+
+void EngineCore::set_busy(Worker& worker, bool busy) {
+  worker.busy = busy;
+  if (!busy) workers_quiet_.notify_all();
+}
+
+void EngineCore::wake(Worker& worker) {
+  ++worker.wakeups;
+  worker.wakeup.notify_all();
+}
+
+// Pausing waits for work a worker already started on its pipeline (a step, inline pre-/post-
+// processing): once it returns, no worker touches its pipeline's step path until resumed, so a
+// caller may run the pipeline itself (e.g. register a template).
+void EngineCore::set_paused(bool paused) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  paused_ = paused;
+  for (auto& worker : workers_) wake(*worker);
+  if (paused)
+    workers_quiet_.wait(lock, [&] {
+      for (const auto& worker : workers_)
+        if (worker->busy) return false;
+      return true;
+    });
+}
+
+void EngineCore::worker_loop(size_t index) {
+  Worker& worker = *workers_[index];
+  StepwisePipeline& pipeline = *worker.device.pipeline;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    const auto iteration_start = Clock::now();
+    const double iteration_cpu_start = thread_cpu_seconds();
+    Clock::time_point next_deadline = Clock::time_point::max();
+    reap(index, iteration_start, next_deadline);
+    if (stopping_ && worker.batcher.request_count() == 0) break;
+    const uint64_t wakeups = worker.wakeups;
+    const WorkerAction action = paused_ && !stopping_ ? WorkerAction{} : worker.batcher.next_action();
+    if (action.kind == WorkerAction::idle) {
+      if (worker.wakeups != wakeups) continue;  // something changed meanwhile
+      if (next_deadline == Clock::time_point::max()) worker.wakeup.wait(lock);
+      else worker.wakeup.wait_until(lock, next_deadline);
+      continue;
+    }
+    if (action.kind == WorkerAction::prepare) {
+      // A copy, not a reference into live_: resolving the request erases its entry.
+      const std::shared_ptr<RequestState> state = live_.at(action.requests[0]);
+      set_busy(worker, true);
+      prepare_unlocked(state, lock);
+      set_busy(worker, false);
+    } else if (action.kind == WorkerAction::finish) {
+      std::shared_ptr<RequestState> state = live_.at(action.requests[0]);
+      state->phase = Phase::finishing;
+      state->status = RequestStatus::finishing;
+      set_busy(worker, true);
+      lock.unlock();
+      std::exception_ptr error;
+      EditResult result = finish(state, error);
+      lock.lock();
+      set_busy(worker, false);
+      worker.batcher.mark_finished(state->id);
+      if (error) resolve_error(state, error);
+      else resolve(state, RequestStatus::done, nullptr, &result);
+    } else {
+      std::vector<std::shared_ptr<RequestState>> batch;
+      std::vector<EditJob*> jobs;
+      for (RequestId id : action.requests) {
+        std::shared_ptr<RequestState> state = live_.at(id);
+        if (state->phase != Phase::running) {
+          state->phase = Phase::running;
+          state->status = RequestStatus::running;
+          state->queueing = seconds_between(state->submitted, iteration_start);
+          if (state->waiting) {
+            state->waiting = false;
+            --waiting_;
+          }
+        }
+        jobs.push_back(state->job.get());
+        batch.push_back(std::move(state));
+      }
+      const double batching_seconds = seconds_between(iteration_start, Clock::now());
+      const double batching_cpu_seconds = thread_cpu_seconds() - iteration_cpu_start;
+      set_busy(worker, true);
+      lock.unlock();
+      std::exception_ptr batch_error;
+      try {
+        pipeline.step(jobs);
+      } catch (...) {
+        batch_error = std::current_exception();
+      }
+      lock.lock();
+      set_busy(worker, false);
+      const double assembly = batching_seconds + pipeline.last_step_assembly_seconds();
+      ++counters_.steps;
+      counters_.assembly_seconds += assembly;
+      counters_.max_assembly_seconds = std::max(counters_.max_assembly_seconds, assembly);
+      counters_.assembly_cpu_seconds += batching_cpu_seconds + pipeline.last_step_assembly_cpu_seconds();
+      const std::vector<RequestId> finished = worker.batcher.step_done(action.requests);
+      if (!batch_error)
+        for (const auto& state : batch) request_preview(state, pipeline);
+      for (const auto& state : batch) {
+        if (!batch_error && !state->job->failed()) continue;
+        worker.batcher.remove(state->id);
+        resolve_error(state, batch_error ? batch_error : state->job->error());
+      }
+      for (RequestId id : finished) {
+        auto found = live_.find(id);
+        if (found == live_.end() || !options_.batching.disaggregated) continue;
+        found->second->phase = Phase::finishing;
+        found->second->status = RequestStatus::finishing;
+        pool_.push({found->second, true, {}, {}});
+      }
+    }
+  }
+}
+
+}  // namespace flashps::serve
