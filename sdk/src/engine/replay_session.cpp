@@ -19,6 +19,16 @@ CacheMode chosen_mode(const Capture& capture, const ReplaySettings& settings) {
   return CacheMode::kv;
 }
 
+// Counts `more` into `total`; the first error seen stays.
+void add_replay_stats(ReplayStats& total, const ReplayStats& more) {
+  total.blocks_from_cache += more.blocks_from_cache;
+  total.blocks_computed += more.blocks_computed;
+  total.entries_failed += more.entries_failed;
+  total.bytes_loaded += more.bytes_loaded;
+  total.load_wait_seconds += more.load_wait_seconds;
+  if (total.first_error.empty()) total.first_error = more.first_error;
+}
+
 // Refuses what no capture could serve; false for a request that computes in full anyway.
 bool wants_replay(const TokenMask& mask, const ReplaySettings& settings) {
   if (settings.requested == CacheMode::kv && !settings.why_no_kv.empty()) throw UnsupportedError(settings.why_no_kv);
@@ -93,24 +103,13 @@ void ReplaySession::start_router(int first_step) {
 }
 
 void ReplaySession::restart_at(int step) {
-  const ReplayStats& before = router_->stats();
-  earlier_.blocks_from_cache += before.blocks_from_cache;
-  earlier_.blocks_computed += before.blocks_computed;
-  earlier_.entries_failed += before.entries_failed;
-  earlier_.bytes_loaded += before.bytes_loaded;
-  earlier_.load_wait_seconds += before.load_wait_seconds;
-  if (earlier_.first_error.empty()) earlier_.first_error = before.first_error;
+  add_replay_stats(earlier_, router_->stats());
   start_router(step);
 }
 
 ReplayStats ReplaySession::stats() {
   ReplayStats total = router_->stats();
-  total.blocks_from_cache += earlier_.blocks_from_cache;
-  total.blocks_computed += earlier_.blocks_computed;
-  total.entries_failed += earlier_.entries_failed;
-  total.bytes_loaded += earlier_.bytes_loaded;
-  total.load_wait_seconds += earlier_.load_wait_seconds;
-  if (total.first_error.empty()) total.first_error = earlier_.first_error;
+  add_replay_stats(total, earlier_);
   return total;
 }
 
