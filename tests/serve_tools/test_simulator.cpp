@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <cmath>
 
 #include "core/error.h"
@@ -120,6 +122,26 @@ TEST_CASE("device profiles round-trip through JSON; bad files are named", "[serv
   std::fputs("{\"format\": \"flashps-device-profile\", \"version\": 1}", file);
   std::fclose(file);
   CHECK_THROWS_WITH(read_device_profile(dir.file("bad.json")), Catch::Contains("bad.json"));
+
+  // The cache mode is stored as "cache_mode"; profiles written before the one name used
+  // "cache_kind" and still load. A mode a replay cannot run as is refused, naming the file.
+  std::string text;
+  {
+    std::ifstream in(dir.file("p.json"));
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t key = text.find("\"cache_mode\"");
+  REQUIRE(key != std::string::npos);
+  std::string legacy = text;
+  legacy.replace(key, 12, "\"cache_kind\"");
+  std::ofstream(dir.file("legacy.json")) << legacy;
+  CHECK(read_device_profile(dir.file("legacy.json")).cache_mode == profile.cache_mode);
+  std::string full = text;
+  const size_t value = full.find('"', full.find(':', key) + 1);
+  full.replace(value, full.find('"', value + 1) - value + 1, "\"full\"");
+  std::ofstream(dir.file("full.json")) << full;
+  CHECK_THROWS_WITH(read_device_profile(dir.file("full.json")),
+                    Catch::Contains("full.json") && Catch::Contains("kv or hidden"));
 }
 
 TEST_CASE("latency percentiles interpolate like numpy", "[serve]") {

@@ -144,7 +144,10 @@ DeviceProfile read_device_profile(const std::string& path) {
     if (json.value("version", 0) != 1) throw Error("unsupported profile version");
     DeviceProfile profile;
     profile.name = json.value("name", std::string(path));
-    profile.cache_mode = engine::cache_mode_from_name(json.at("cache_mode").get<std::string>());
+    // "cache_kind": the key profiles written before the one cache-mode name used.
+    const std::string mode_key = json.contains("cache_mode") || !json.contains("cache_kind") ? "cache_mode" : "cache_kind";
+    profile.cache_mode = engine::replay_mode(engine::cache_mode_from_name(json.at(mode_key).get<std::string>()),
+                                             "a device profile's cache_mode");
     profile.block_compute = fit_from(json.at("block_compute_seconds_vs_flops"));
     profile.block_load = fit_from(json.at("block_load_seconds_vs_bytes"));
     profile.step_fixed_seconds = json.at("step_fixed_seconds").get<double>();
