@@ -13,6 +13,7 @@
 #include "bench/classical_inpaint.h"
 #include "core/error.h"
 #include "core/image_metrics.h"
+#include "core/thread_clock.h"
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "pipeline/image_tensors.h"
 #include "training/photo_set.h"
@@ -21,10 +22,6 @@
 
 namespace flashps::bench {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 Image mask_image(const at::Tensor& mask) {
   at::Tensor bytes = (mask * 255).round().to(at::kByte).contiguous();

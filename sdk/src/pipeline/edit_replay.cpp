@@ -2,11 +2,15 @@
 
 namespace flashps {
 
-engine::ReplaySettings replay_settings(const EditRequest& request, const engine::DeviceSpeed& speed) {
+engine::ReplaySettings replay_settings(const EditRequest& request, const engine::DeviceSpeed& speed,
+                                       at::Device device, int first_step, int end_step) {
   engine::ReplaySettings settings;
   settings.requested = request.mode;
   settings.use_planner = request.use_planner;
   settings.speed = speed;
+  settings.device = device;
+  settings.first_step = first_step;
+  settings.end_step = end_step;
   return settings;
 }
 

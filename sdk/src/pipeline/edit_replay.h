@@ -11,8 +11,10 @@
 
 namespace flashps {
 
-// The request's side of the settings; the family fills why_no_kv, token_unit, steps and device.
-engine::ReplaySettings replay_settings(const EditRequest& request, const engine::DeviceSpeed& speed);
+// The settings of an edit running steps [first_step, end_step) on `device`; a family that cannot
+// replay kv, or counts other units than tokens, sets why_no_kv and token_unit on top.
+engine::ReplaySettings replay_settings(const EditRequest& request, const engine::DeviceSpeed& speed,
+                                       at::Device device, int first_step, int end_step);
 
 // Stats of an edit as it starts: replaying `session` (cache hit) or, when null, in full.
 void record_replay_start(EditStats& stats, const engine::ReplaySession* session, const engine::CaptureId& id);

@@ -7,32 +7,15 @@
 
 #include "core/error.h"
 #include "core/mask_ops.h"
+#include "core/thread_clock.h"
 #include "models/flux/flux_block_work.h"
+#include "pipeline/edit_replay.h"
 #include "pipeline/flux_edit_job.h"
 #include "pipeline/flux_packing.h"
-#include "pipeline/edit_replay.h"
 #include "pipeline/image_tensors.h"
 #include "pipeline/prepared_mask.h"
 
 namespace flashps {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Flux's side of the engine's replay settings: kv replay works (every block attends over the
-// whole sequence), on the transformer's device.
-engine::ReplaySettings flux_replay_settings(const EditRequest& request, const engine::DeviceSpeed& speed,
-                                            at::Device device, int first_step, int end_step) {
-  engine::ReplaySettings settings = replay_settings(request, speed);
-  settings.first_step = first_step;
-  settings.end_step = end_step;
-  settings.device = device;
-  return settings;
-}
-
-}  // namespace
 
 std::unique_ptr<EditJob> FluxInpaintPipeline::start_edit(const EditRequest& given) {
   auto job = std::make_unique<FluxEditJob>();
@@ -76,7 +59,7 @@ bool FluxInpaintPipeline::has_template(const EditRequest& given) const {
   Prepared prepared = prepare(request, stats);
   use_whole_image_template(prepared, stats, request);
   return engine::ReplaySession::would_replay(*store_, capture_id(prepared, request), prepared.mask.tokens,
-                                             flux_replay_settings(request, speed_, device(), 0, request.steps));
+                                             replay_settings(request, speed_, device(), 0, request.steps));
 }
 
 void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
@@ -92,7 +75,7 @@ void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
     return blocks;
   };
   job.replay = engine::ReplaySession::attach(*store_, id, job.prepared.mask.tokens,
-                                             flux_replay_settings(request, speed_, device(), job.first_step, job.end_step),
+                                             replay_settings(request, speed_, device(), job.first_step, job.end_step),
                                              describe_blocks, job.stats_.notes);
   job.masked_tokens_ = job.prepared.mask.tokens.masked_count();  // widened to the template's mask
   record_replay_start(job.stats_, job.replay.get(), id);

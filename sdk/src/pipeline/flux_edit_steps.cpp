@@ -15,10 +15,6 @@
 namespace flashps {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // diffusers get_timesteps: strength s skips the first n - floor(n*s) steps.
 int first_step(int steps, double strength) {
   const int init = std::min(static_cast<int>(steps * strength), steps);

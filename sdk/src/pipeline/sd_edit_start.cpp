@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/mask_ops.h"
+#include "core/thread_clock.h"
 #include "models/unet/unet_block_work.h"
 #include "pipeline/edit_replay.h"
 #include "pipeline/image_tensors.h"
@@ -17,20 +18,13 @@
 namespace flashps {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // The UNet's side of the engine's replay settings: hidden replay only (dense ResNets need every
 // row), on the host.
 engine::ReplaySettings sd_replay_settings(const EditRequest& request, const engine::DeviceSpeed& speed,
                                           int first_step, int end_step) {
-  engine::ReplaySettings settings = replay_settings(request, speed);
+  engine::ReplaySettings settings = replay_settings(request, speed, at::Device(at::kCPU), first_step, end_step);
   settings.why_no_kv = "cache mode 'kv' does not apply to UNet models (their ResNets are dense): use 'hidden' or 'auto'";
   settings.token_unit = "latent pixels";
-  settings.first_step = first_step;
-  settings.end_step = end_step;
-  settings.device = at::Device(at::kCPU);
   return settings;
 }
 

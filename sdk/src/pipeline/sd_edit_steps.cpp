@@ -6,18 +6,11 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/thread_clock.h"
 #include "pipeline/sd_edit_job.h"
 #include "pipeline/sd_inpaint_pipeline.h"
 
 namespace flashps {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
-
 void SDInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
   at::NoGradGuard no_grad;
   std::vector<SDEditJob*> all;

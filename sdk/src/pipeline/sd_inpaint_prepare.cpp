@@ -8,6 +8,7 @@
 #include "core/content_hash.h"
 #include "core/error.h"
 #include "core/mask_ops.h"
+#include "core/thread_clock.h"
 #include "pipeline/edit_number_checks.h"
 #include "pipeline/image_tensors.h"
 #include "pipeline/prepared_mask.h"
@@ -16,10 +17,6 @@
 
 namespace flashps {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Processing sizes are multiples of what the UNet divides (VAE factor x downsampling).
 int round_down(int value, int64_t multiple) {

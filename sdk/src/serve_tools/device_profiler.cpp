@@ -7,15 +7,12 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/thread_clock.h"
 #include "serve/engine_device.h"
 #include "workload/random_masks.h"
 
 namespace flashps::serve {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 Image test_image(int size) {  // content does not change timings; a smooth picture
   Image image(size, size, 3);
