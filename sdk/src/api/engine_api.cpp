@@ -132,6 +132,10 @@ flashps_request_status to_c_status(serve::RequestStatus status) {
 // the call (the engine keeps the event alive until it returns).
 serve::ServeEventCallback to_event_callback(flashps_event_callback callback, void* user_data) {
   return [callback, user_data](const serve::ServeEvent& event) {
+    // A rejected request's one event is not the caller's: flashps_engine_submit returned
+    // FLASHPS_REJECTED for it, and engine.h promises on_event is then never called (the caller
+    // may already have freed user_data).
+    if (event.status == serve::RequestStatus::rejected) return;
     flashps_event out{};
     out.struct_size = sizeof(out);
     out.request_id = event.id;

@@ -55,6 +55,13 @@ void WorkerBatcher::mark_prepared(RequestId id, const RequestWork& exact) {
   auto found = entries_.find(id);
   if (found == entries_.end()) return;  // removed while it was being prepared
   found->second.work = exact;
+  if (exact.steps == 0 && !config_.disaggregated) {
+    // Nothing to denoise (an empty mask): straight to inline post-processing, never into a batch.
+    found->second.state = State::denoised;
+    erase_value(arrival_order_, id);
+    to_finish_.push_back(id);
+    return;
+  }
   found->second.state = State::ready;
 }
 

@@ -65,6 +65,13 @@ void EngineCore::finish_preparing(const std::shared_ptr<RequestState>& state, st
     resolve(state, RequestStatus::failed,
             std::make_exception_ptr(DeadlineExceeded("deadline of " + std::to_string(state->options.deadline_seconds) +
                                                      " s exceeded while preparing")));
+  } else if (state->job->steps_total() == 0 && options_.batching.disaggregated) {
+    // Nothing to denoise (an empty mask returns the template): straight to post-processing; a
+    // batch step would refuse a job that has finished denoising.
+    batcher.remove(state->id);
+    state->phase = Phase::finishing;
+    state->status = RequestStatus::finishing;
+    pool_.push({state, true, {}, {}});
   } else {
     state->phase = Phase::ready;
     state->status = RequestStatus::ready;
