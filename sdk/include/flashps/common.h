@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* The C API's version: raised when functions or struct fields are added (never removed). */
-#define FLASHPS_API_VERSION 2
+#define FLASHPS_API_VERSION 3
 /* The ABI's version: raised only by a change that breaks programs built against an older one. */
 #define FLASHPS_ABI_VERSION 1
 
@@ -115,6 +115,18 @@ FLASHPS_EXPORT flashps_status flashps_image_load(const char* path, flashps_image
 /* Decodes PNG or JPEG bytes held in memory; `name` is used in messages. */
 FLASHPS_EXPORT flashps_status flashps_image_decode(const void* bytes, size_t size, const char* name,
                                                    flashps_image* image);
+/* flashps_image_decode within the caller's pixel budget (API 3): an image whose header declares
+ * more than max_pixels (> 0) is refused before its pixels are allocated, with
+ * FLASHPS_UNSUPPORTED; the process-wide budgets above still apply. For servers that take images
+ * from the network. */
+FLASHPS_EXPORT flashps_status flashps_image_decode_bounded(const void* bytes, size_t size, const char* name,
+                                                           int64_t max_pixels, flashps_image* image);
+/* Encodes into a new buffer (API 3; release it with flashps_buffer_free): format "png" (fast
+ * compression, zlib level 1) or "jpeg" (quality 95, alpha dropped). */
+FLASHPS_EXPORT flashps_status flashps_image_encode(const flashps_image* image, const char* format, void** bytes,
+                                                   size_t* size);
+/* Frees a buffer the library returned; NULL is fine. */
+FLASHPS_EXPORT void flashps_buffer_free(void* bytes);
 /* Writes .png or .jpg/.jpeg (by extension). */
 FLASHPS_EXPORT flashps_status flashps_image_save(const char* path, const flashps_image* image);
 /* A new image of the given size, all zero (free it). */

@@ -1,12 +1,15 @@
 // flashps/common.h: 8-bit images — load, decode, save, create, free. Pixels the library returns
 // are malloc'ed, so flashps_image_free() can release them from any front end.
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 
 #include "api/api_support.h"
 #include "core/error.h"
 #include "core/image.h"
+#include "core/image_encode.h"
 #include "flashps/flashps.h"
 
 namespace {
@@ -34,6 +37,44 @@ flashps_status flashps_image_decode(const void* bytes, size_t size, const char* 
     flashps::api::to_c_image(flashps::decode_image(static_cast<const uint8_t*>(bytes), size, source), image);
   });
 }
+
+flashps_status flashps_image_decode_bounded(const void* bytes, size_t size, const char* name, int64_t max_pixels,
+                                           flashps_image* image) {
+  const char* const function = "flashps_image_decode_bounded";
+  if (!bytes && size > 0) return invalid(function, "bytes is NULL but size is " + std::to_string(size));
+  if (!image) return invalid(function, "image (the output) is NULL");
+  if (max_pixels <= 0) return invalid(function, "max_pixels is " + std::to_string(max_pixels) + "; it must be > 0");
+  const std::string source = name ? name : "image data";
+  return guarded([&] {
+    flashps::ImageBudget budget = flashps::image_budget();
+    budget.max_pixels = std::min(budget.max_pixels, max_pixels);
+    flashps::api::to_c_image(flashps::decode_image(static_cast<const uint8_t*>(bytes), size, source, budget), image);
+  });
+}
+
+flashps_status flashps_image_encode(const flashps_image* image, const char* format, void** bytes, size_t* size) {
+  const char* const function = "flashps_image_encode";
+  if (!image) return invalid(function, "image is NULL");
+  if (!bytes || !size) return invalid(function, "bytes or size (the outputs) is NULL");
+  const std::string name = format ? format : "";
+  if (name != "png" && name != "jpeg")
+    return invalid(function, "format '" + name + "' is not \"png\" or \"jpeg\"");
+  *bytes = nullptr;
+  *size = 0;
+  return guarded([&] {
+    const std::vector<uint8_t> encoded =
+        flashps::encode_image(flashps::api::to_image(*image, "image"),
+                              name == "png" ? flashps::ImageFormat::png : flashps::ImageFormat::jpeg, 1,
+                              "encoded " + name);
+    void* buffer = std::malloc(encoded.empty() ? 1 : encoded.size());
+    if (!buffer) throw std::bad_alloc();
+    std::memcpy(buffer, encoded.data(), encoded.size());
+    *bytes = buffer;
+    *size = encoded.size();
+  });
+}
+
+void flashps_buffer_free(void* bytes) { std::free(bytes); }
 
 flashps_status flashps_image_save(const char* path, const flashps_image* image) {
   if (!path) return invalid("flashps_image_save", "path is NULL");

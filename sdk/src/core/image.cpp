@@ -25,6 +25,7 @@
 #include <png.h>
 
 #include "core/error.h"
+#include "core/image_encode.h"
 
 namespace flashps {
 namespace {
@@ -449,9 +450,11 @@ void png_flush_file(png_structp png) {
   }
 }
 
-bool png_write_step(png_structp png, png_infop info, PngSink& sink, const Image& image) {
+// compression_level: zlib's 0..9, or -1 for libpng's default.
+bool png_write_step(png_structp png, png_infop info, PngSink& sink, const Image& image, int compression_level) {
   if (setjmp(png_jmpbuf(png))) return false;
   png_set_write_fn(png, &sink, png_write_to_file, png_flush_file);
+  if (compression_level >= 0) png_set_compression_level(png, compression_level);
   const int color_type = image.channels == 1   ? PNG_COLOR_TYPE_GRAY
                          : image.channels == 3 ? PNG_COLOR_TYPE_RGB
                                                : PNG_COLOR_TYPE_RGBA;
@@ -573,7 +576,10 @@ Image read_image(const std::string& path) {
   return decode_image(bytes.data(), bytes.size(), path, image_budget());
 }
 
-void write_image_stream(std::FILE* file, const Image& image, ImageFormat format, const std::string& name) {
+namespace {
+
+void write_image_stream_at_level(std::FILE* file, const Image& image, ImageFormat format, const std::string& name,
+                                 int png_level) {
   check_image(image, name);
   if (format == ImageFormat::png) {
     char message[kMessageLength] = {};
@@ -583,7 +589,7 @@ void write_image_stream(std::FILE* file, const Image& image, ImageFormat format,
     if (!handles.png || !handles.info) throw Error(name + ": cannot initialise libpng (out of memory)");
     PngSink sink;
     sink.file = file;
-    if (!png_write_step(handles.png, handles.info, sink, image)) {
+    if (!png_write_step(handles.png, handles.info, sink, image, png_level)) {
       const std::string reason = sink.error_number ? write_failure_text(sink.error_number) : message;
       throw IoError(name + ": cannot write PNG: " + reason);
     }
@@ -603,6 +609,32 @@ void write_image_stream(std::FILE* file, const Image& image, ImageFormat format,
     throw IoError(name + ": cannot write " + (format == ImageFormat::png ? "PNG" : "JPEG") + ": " +
                   write_failure_text(errno));
   }
+}
+
+}  // namespace
+
+void write_image_stream(std::FILE* file, const Image& image, ImageFormat format, const std::string& name) {
+  write_image_stream_at_level(file, image, format, name, -1);
+}
+
+std::vector<uint8_t> encode_image(const Image& image, ImageFormat format, int png_level, const std::string& name) {
+  if (png_level < -1 || png_level > 9)
+    throw InvalidArgumentError(name + ": PNG compression level " + std::to_string(png_level) + " is outside -1..9");
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* stream = ::open_memstream(&buffer, &size);
+  if (!stream) throw std::bad_alloc();
+  try {
+    write_image_stream_at_level(stream, image, format, name, png_level);
+  } catch (...) {
+    std::fclose(stream);
+    std::free(buffer);
+    throw;
+  }
+  std::fclose(stream);  // publishes the final buffer and size
+  std::vector<uint8_t> bytes(buffer, buffer + size);
+  std::free(buffer);
+  return bytes;
 }
 
 std::string image_write_loss(const std::string& path, const Image& image) {

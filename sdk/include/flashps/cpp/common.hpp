@@ -130,6 +130,22 @@ struct Image {
     check(flashps_image_decode(bytes, size, name.c_str(), &decoded));
     return adopt(decoded);
   }
+  // Refuses (UNSUPPORTED) an image declaring more than max_pixels before allocating its pixels.
+  static Image decode_bounded(const void* bytes, size_t size, const std::string& name, int64_t max_pixels) {
+    flashps_image decoded{};
+    check(flashps_image_decode_bounded(bytes, size, name.c_str(), max_pixels, &decoded));
+    return adopt(decoded);
+  }
+  // "png" (fast compression) or "jpeg".
+  std::vector<uint8_t> encode(const std::string& format = "png") const {
+    const flashps_image image = view();
+    void* bytes = nullptr;
+    size_t size = 0;
+    check(flashps_image_encode(&image, format.c_str(), &bytes, &size));
+    std::vector<uint8_t> encoded(static_cast<const uint8_t*>(bytes), static_cast<const uint8_t*>(bytes) + size);
+    flashps_buffer_free(bytes);
+    return encoded;
+  }
   void save(const std::string& path) const {
     const flashps_image image = view();
     check(flashps_image_save(path.c_str(), &image));
