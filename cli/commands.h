@@ -13,5 +13,6 @@ void add_edit_command(CLI::App& app, CommandAction& action);
 void add_template_commands(CLI::App& app, CommandAction& action);
 void add_cache_commands(CLI::App& app, CommandAction& action);
 void add_batch_command(CLI::App& app, CommandAction& action);
+void add_serve_command(CLI::App& app, CommandAction& action);
 
 }  // namespace flashps::cli

@@ -10,6 +10,7 @@ namespace {
 
 // Lock-free, so reading and writing it is async-signal-safe (the handler may run on any thread).
 std::atomic<int> requested{0};
+std::atomic<const char*> interrupt_message{""};
 static_assert(std::atomic<int>::is_always_lock_free);
 
 constexpr int kSignals[] = {SIGINT, SIGTERM};
@@ -24,15 +25,17 @@ void on_interrupt(int number) {
     ::raise(number);
     return;
   }
-  static const char message[] =
-      "\nflashps: interrupted: stopping at the next step, then writing the summary (again to quit at once)\n";
-  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, message, sizeof(message) - 1);
+  const char* message = interrupt_message.load();
+  size_t length = 0;
+  while (message[length] != '\0') ++length;  // strlen is not on the async-signal-safe list
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, message, length);
 }
 
 }  // namespace
 
-InterruptSignals::InterruptSignals() {
+InterruptSignals::InterruptSignals(const char* message) {
   requested = 0;
+  interrupt_message = message;
   struct sigaction action {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);

@@ -11,7 +11,10 @@ namespace flashps::cli {
 // ignored.
 class InterruptSignals {
  public:
-  InterruptSignals();
+  // `message` is written to stderr when the first signal arrives (a string literal: it is kept).
+  explicit InterruptSignals(
+      const char* message =
+          "\nflashps: interrupted: stopping at the next step, then writing the summary (again to quit at once)\n");
   ~InterruptSignals();
   InterruptSignals(const InterruptSignals&) = delete;
   InterruptSignals& operator=(const InterruptSignals&) = delete;

@@ -10,6 +10,8 @@ packages=(
   libxxhash-dev           # checksums of stored activations
   nlohmann-json3-dev      # config.json, cases.json, manifests
   libcli11-dev            # the flashps CLI
+  libcpp-httplib-dev      # flashps serve: a maintained HTTP/1.1 server (multipart, chunked streams)
+  curl                    # tests/http: a real HTTP client against flashps serve
   catch2                  # tests (v2)
   libpng-dev libjpeg-dev  # image IO
   qt6-base-dev            # desktop app
@@ -23,6 +25,13 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+
+# tests/clients runs the official OpenAI Node library against flashps serve. Node may come from
+# elsewhere (NodeSource bundles npm in its nodejs package): install Debian's only when the commands
+# are missing.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"

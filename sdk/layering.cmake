@@ -5,7 +5,7 @@
 # proves a violation is refused.
 #
 # Bottom to top: core; engine, schedulers, edit, workload; cache, models; pipeline, dev;
-# serve, training, app; serve_tools; bench, api.
+# serve, training, app; serve_tools; bench; http (public API only); api.
 set(FLASHPS_LAYER_USES_core "")
 set(FLASHPS_LAYER_USES_engine "core")
 set(FLASHPS_LAYER_USES_schedulers "core")
@@ -20,7 +20,9 @@ set(FLASHPS_LAYER_USES_training "core;schedulers;workload;models;pipeline")
 set(FLASHPS_LAYER_USES_app "core;cache;models")
 set(FLASHPS_LAYER_USES_serve_tools "core;engine;workload;pipeline;serve")
 set(FLASHPS_LAYER_USES_bench "core;engine;schedulers;workload;cache;models;pipeline;serve;training;serve_tools")
-set(FLASHPS_LAYER_USES_api "core;engine;edit;cache;models;pipeline;serve;app;serve_tools;flashps")
+# http: the HTTP server, written on the public API alone (as any outside program could be).
+set(FLASHPS_LAYER_USES_http "flashps")
+set(FLASHPS_LAYER_USES_api "core;engine;edit;cache;models;pipeline;serve;app;serve_tools;http;flashps")
 
 # source_root: the folder holding the layers (sdk/src). Fails listing every violation.
 function(flashps_check_layering source_root)

@@ -27,6 +27,7 @@
  *   flashps/store.h   the activation store: list, stats, verify, evict, remove, gc
  *   flashps/engine.h  the serving engine (continuous batching, events, cancel, deadlines), batches
  *   flashps/mask.h    mask painting: brush strokes, rectangle/lasso fills, effective masks
+ *   flashps/server.h  the HTTP server: OpenAI-compatible and native edit APIs, metrics
  *   flashps/flashps.hpp  a header-only C++ wrapper (RAII handles, exceptions, std::function)
  *
  * Conventions: every function that can fail returns a flashps_status; on failure
@@ -42,6 +43,7 @@
 #include "flashps/editor.h"
 #include "flashps/engine.h"
 #include "flashps/mask.h"
+#include "flashps/server.h"
 #include "flashps/store.h"
 
 #endif /* FLASHPS_FLASHPS_H */

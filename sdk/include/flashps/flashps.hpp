@@ -25,5 +25,6 @@
 #include "flashps/cpp/editor.hpp"
 #include "flashps/cpp/engine.hpp"
 #include "flashps/cpp/mask.hpp"
+#include "flashps/cpp/server.hpp"
 
 #endif  // FLASHPS_FLASHPS_HPP

@@ -89,6 +89,10 @@ static_assert(kBatchSummaryV2Size == 56);
 static_assert(kBrushV2Size == 40);
 static_assert(sizeof(flashps_rect) == 16);  // passed by value: never grows
 
+// ---- structs new in API 3 ----
+static_assert(kServerParamsV3Size == 104);
+static_assert(kServerStatsV3Size == 72);
+
 // Enums are int-sized in both C and C++ (the structs above hold them).
 static_assert(sizeof(flashps_status) == 4 && sizeof(flashps_cache_mode) == 4 && sizeof(flashps_log_level) == 4);
 

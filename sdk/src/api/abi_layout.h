@@ -33,4 +33,8 @@ constexpr size_t kBatchParamsV2Size = sizeof(flashps_batch_params);
 constexpr size_t kBatchSummaryV2Size = sizeof(flashps_batch_summary);
 constexpr size_t kBrushV2Size = sizeof(flashps_brush);
 
+// ---- structs new in API 3 (server.h) ----
+constexpr size_t kServerParamsV3Size = sizeof(flashps_server_params);
+constexpr size_t kServerStatsV3Size = sizeof(flashps_server_stats);
+
 }  // namespace flashps::api

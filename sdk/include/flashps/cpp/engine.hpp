@@ -157,6 +157,12 @@ class Engine {
     result.handle_.reset(engine, flashps_engine_close);
     return result;
   }
+  // A view of an engine someone else opened and closes (it must outlive this object).
+  static Engine borrow(flashps_engine* engine) {
+    Engine result;
+    result.handle_.reset(engine, [](flashps_engine*) {});
+    return result;
+  }
   explicit operator bool() const { return static_cast<bool>(handle_); }
   flashps_engine* get() const { return handle_.get(); }
   // Cancels what is outstanding and joins the engine's threads (the destructor of the last copy

@@ -59,6 +59,12 @@ class Store {
     result.handle_.reset(store, flashps_store_close);
     return result;
   }
+  // A view of a store someone else opened and closes (it must outlive this object).
+  static Store borrow(flashps_store* store) {
+    Store result;
+    result.handle_.reset(store, [](flashps_store*) {});
+    return result;
+  }
   explicit operator bool() const { return static_cast<bool>(handle_); }
   flashps_store* get() const { return handle_.get(); }
   std::string directory() const { return flashps_store_directory(handle_.get()); }

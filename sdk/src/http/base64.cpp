@@ -1,0 +1,75 @@
+#include "http/base64.h"
+
+#include <array>
+
+namespace flashps::http {
+namespace {
+
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+constexpr std::array<int8_t, 256> decoding_table() {
+  std::array<int8_t, 256> table{};
+  for (auto& value : table) value = -1;
+  for (int i = 0; i < 64; ++i) table[static_cast<uint8_t>(kAlphabet[i])] = static_cast<int8_t>(i);
+  return table;
+}
+
+}  // namespace
+
+std::string base64_encode(std::string_view bytes) {
+  std::string text;
+  text.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t triple = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) |
+                            uint8_t(bytes[i + 2]);
+    text += kAlphabet[(triple >> 18) & 63];
+    text += kAlphabet[(triple >> 12) & 63];
+    text += kAlphabet[(triple >> 6) & 63];
+    text += kAlphabet[triple & 63];
+  }
+  const size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    uint32_t triple = uint32_t(uint8_t(bytes[i])) << 16;
+    if (rest == 2) triple |= uint32_t(uint8_t(bytes[i + 1])) << 8;
+    text += kAlphabet[(triple >> 18) & 63];
+    text += kAlphabet[(triple >> 12) & 63];
+    text += rest == 2 ? kAlphabet[(triple >> 6) & 63] : '=';
+    text += '=';
+  }
+  return text;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  static constexpr std::array<int8_t, 256> kTable = decoding_table();
+  if (text.rfind("data:", 0) == 0) {
+    const size_t comma = text.find(',');
+    if (comma == std::string_view::npos || text.substr(0, comma).find(";base64") == std::string_view::npos)
+      return std::nullopt;
+    text.remove_prefix(comma + 1);
+  }
+  std::string bytes;
+  bytes.reserve(text.size() / 4 * 3);
+  uint32_t accumulator = 0;
+  int bits = 0;
+  size_t padding = 0;
+  for (const char c : text) {
+    if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
+    if (c == '=') {
+      ++padding;
+      continue;
+    }
+    const int8_t value = kTable[static_cast<uint8_t>(c)];
+    if (value < 0 || padding > 0) return std::nullopt;  // a character after padding is malformed too
+    accumulator = (accumulator << 6) | static_cast<uint32_t>(value);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes += static_cast<char>((accumulator >> bits) & 0xff);
+    }
+  }
+  if (padding > 2 || bits >= 6) return std::nullopt;  // 6 leftover bits: a lone final character
+  return bytes;
+}
+
+}  // namespace flashps::http

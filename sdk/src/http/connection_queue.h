@@ -1,0 +1,42 @@
+// The server's connection threads, with a cap on connections served at once. cpp-httplib hands
+// every accepted connection to a TaskQueue; this one runs up to `threads` of them on a pool and
+// counts them. A connection over `max_connections` runs on a separate rejecting thread instead,
+// flagged so the server answers it 503 at once and closes it: a flood gets a fast, bounded answer
+// rather than an unbounded wait behind long edits and event streams.
+#pragma once
+#include <httplib.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace flashps::http {
+
+class ConnectionQueue : public httplib::TaskQueue {
+ public:
+  ConnectionQueue(int threads, int max_connections, std::atomic<int>& open_connections);
+  ~ConnectionQueue() override;
+
+  void enqueue(std::function<void()> connection) override;
+  void shutdown() override;
+
+  // True on the thread answering a connection over the cap.
+  static bool over_capacity();
+
+ private:
+  void serve_loop(bool rejecting);
+
+  const int max_connections_;
+  std::atomic<int>& open_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> accepted_, rejected_;
+  bool shutdown_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace flashps::http

@@ -1,0 +1,110 @@
+// The native edit API: POST /v1/edits (JSON with base64 images, or multipart; white mask pixels
+// regenerate) answers 202 with an id at once; GET /v1/edits/{id} its status with step/steps;
+// GET /v1/edits/{id}/events a Server-Sent Events stream of its progress; DELETE /v1/edits/{id}
+// cancels; GET /v1/edits/{id}/result the image; GET /v1/edits the recent edits.
+#include <httplib.h>
+
+#include <climits>
+
+#include "http/responses.h"
+#include "http/server_context.h"
+
+namespace flashps::http {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kIdPattern = "/v1/edits/(edit_[0-9a-f]{16})";
+
+std::shared_ptr<EditJob> find_job(ServerContext& context, const httplib::Request& request) {
+  const std::string id = request.matches[1];
+  auto job = context.jobs->find(id);
+  if (!job) throw HttpError(404, "no edit " + id + " (unknown, or finished long enough ago to be forgotten)", "id", "edit_not_found");
+  return job;
+}
+
+std::string base_url_of(const httplib::Request& request, const ServerContext& context) {
+  return ServerContext::base_url(request.get_header_value("Host"), context.port);
+}
+
+void submit_edit(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+  context.check_accepting();
+  const EditForm form = read_edit_form(request, context.options.limits);
+  if (form.n != 1) throw HttpError(422, "the native API makes one image per edit; submit several edits", "n");
+  const EditImages images = decode_edit_images(form, context.options.limits, MaskConvention::white);
+  const auto job = context.jobs->submit(images, edit_options_of(form), form.deadline_seconds, form.output_format);
+  const std::string base_url = base_url_of(request, context);
+  response.set_header("Location", "/v1/edits/" + job->id());
+  respond_json(response, 202, job_json(job->view(), base_url));
+}
+
+void edit_result(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+  const auto job = find_job(context, request);
+  const JobView view = job->view();
+  if (!view.finished)
+    throw HttpError(409, "edit " + view.id + " is " + outcome_name(view) + " (step " + std::to_string(view.step) + " of " +
+                             std::to_string(view.steps) + "): its result is not ready",
+                    "id", "not_finished");
+  if (view.outcome != FLASHPS_OK)
+    throw HttpError(view.outcome == FLASHPS_CANCELLED ? 409 : view.http_status,
+                    "edit " + view.id + " " + outcome_name(view) + (view.error.empty() ? "" : ": " + view.error), "id",
+                    outcome_name(view));
+  const auto bytes = job->result();
+  response.status = 200;
+  response.set_content(*bytes, view.output_format == "jpeg" ? "image/jpeg" : "image/png");
+}
+
+// One event per change of the job; the stream ends after the finished job's event. A comment
+// every 10 s keeps proxies from closing an idle stream and finds clients that went away.
+void edit_events(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+  const auto job = find_job(context, request);
+  const std::string base_url = base_url_of(request, context);
+  auto seen = std::make_shared<uint64_t>(UINT64_MAX);  // MAX: send the current state first
+  response.set_header("Cache-Control", "no-cache");
+  response.set_header("X-Accel-Buffering", "no");
+  response.set_chunked_content_provider(
+      "text/event-stream", [job, base_url, seen](size_t, httplib::DataSink& sink) {
+        const JobView view = *seen == UINT64_MAX ? job->view() : job->wait_change(*seen, 10.0);
+        if (*seen != UINT64_MAX && view.version == *seen && !view.finished) {
+          return sink.write(": keep-alive\n\n", 14);
+        }
+        *seen = view.version;
+        const std::string event = "event: " + outcome_name(view) + "\nid: " + std::to_string(view.version) +
+                                  "\ndata: " + job_json(view, base_url).dump() + "\n\n";
+        if (!sink.write(event.data(), event.size())) return false;
+        if (view.finished) sink.done();
+        return true;
+      });
+}
+
+}  // namespace
+
+void add_edit_routes(httplib::Server& server, ServerContext& context) {
+  server.Post("/v1/edits", guarded([&context](const httplib::Request& request, httplib::Response& response) {
+                submit_edit(request, response, context);
+              }));
+  server.Get("/v1/edits", guarded([&context](const httplib::Request& request, httplib::Response& response) {
+               json list = json::array();
+               for (const JobView& view : context.jobs->list(1000)) list.push_back(job_json(view, base_url_of(request, context)));
+               respond_json(response, 200, {{"object", "list"}, {"data", list}});
+             }));
+  server.Get(kIdPattern, guarded([&context](const httplib::Request& request, httplib::Response& response) {
+               respond_json(response, 200, job_json(find_job(context, request)->view(), base_url_of(request, context)));
+             }));
+  server.Delete(kIdPattern, guarded([&context](const httplib::Request& request, httplib::Response& response) {
+                  const auto job = find_job(context, request);
+                  job->cancel();
+                  job->wait_finished(2.0);  // a cancel lands at the next step boundary: usually at once
+                  respond_json(response, 200, job_json(job->view(), base_url_of(request, context)));
+                }));
+  server.Get(std::string(kIdPattern) + "/result",
+             guarded([&context](const httplib::Request& request, httplib::Response& response) {
+               edit_result(request, response, context);
+             }));
+  server.Get(std::string(kIdPattern) + "/events",
+             guarded([&context](const httplib::Request& request, httplib::Response& response) {
+               edit_events(request, response, context);
+             }));
+}
+
+}  // namespace flashps::http

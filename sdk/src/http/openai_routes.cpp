@@ -1,0 +1,110 @@
+// OpenAI-compatible routes: POST /v1/images/edits (multipart: image, mask, prompt, n, size,
+// response_format, model; the mask's fully transparent pixels mark the region to edit) and
+// GET /v1/models, answering in that API's shapes so its client libraries work unchanged.
+#include <httplib.h>
+
+#include <chrono>
+#include <ctime>
+#include <random>
+
+#include "http/base64.h"
+#include "http/responses.h"
+#include "http/server_context.h"
+
+namespace flashps::http {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+uint64_t random_seed() {
+  static std::mutex mutex;
+  static std::mt19937_64 generator{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mutex);
+  return generator() >> 1;  // within int64 for clients that print it
+}
+
+void images_edits(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+  context.check_accepting();
+  const auto start = Clock::now();
+  EditForm form = read_edit_form(request, context.options.limits);
+  const EditImages images = decode_edit_images(form, context.options.limits, MaskConvention::transparent);
+  if (const auto size = parse_size(form.size);
+      size && (size->first != static_cast<int>(images.image.width) || size->second != static_cast<int>(images.image.height)))
+    throw HttpError(422, "size " + form.size + " differs from the image's " + std::to_string(images.image.width) + "x" +
+                             std::to_string(images.image.height) +
+                             ": this server edits at the image's own size (omit size, or send auto)",
+                    "size", "unsupported_size");
+  const double decode_seconds = seconds_since(start);
+
+  sdk::EditOptions options = edit_options_of(form);
+  const uint64_t first_seed = form.seed ? *form.seed : random_seed();
+  std::vector<std::shared_ptr<EditJob>> jobs;
+  try {
+    for (int i = 0; i < form.n; ++i) {
+      options.seed = first_seed + static_cast<uint64_t>(i);
+      jobs.push_back(context.jobs->submit(images, options, form.deadline_seconds, form.output_format));
+    }
+  } catch (...) {
+    for (const auto& job : jobs) job->cancel();  // all n or none
+    throw;
+  }
+  const std::string ids = [&] {
+    std::string text;
+    for (const auto& job : jobs) text += (text.empty() ? "" : ",") + job->id();
+    return text;
+  }();
+  response.set_header("X-Flashps-Edit-Ids", ids);
+
+  double edit_seconds = 0, encode_seconds = 0;
+  json data = json::array();
+  const std::string base_url = ServerContext::base_url(request.get_header_value("Host"), context.port);
+  for (const auto& job : jobs) job->wait_finished(-1);
+  for (const auto& job : jobs) {
+    const JobView view = job->view();
+    if (view.outcome != FLASHPS_OK) {
+      for (const auto& other : jobs) other->cancel();
+      throw HttpError(view.http_status, view.error.empty() ? "the edit did not finish" : view.error, "",
+                      outcome_name(view));
+    }
+    edit_seconds = std::max(edit_seconds, view.seconds);
+    encode_seconds += view.encode_seconds;
+    if (form.response_format == "url") {
+      data.push_back({{"url", base_url + "/v1/edits/" + view.id + "/result"}});
+    } else {
+      const auto bytes = job->result();
+      data.push_back({{"b64_json", base64_encode(*bytes)}});
+    }
+  }
+  // The server's own part of the latency, so a client can tell HTTP overhead from edit time.
+  char timing[160];
+  std::snprintf(timing, sizeof timing, "decode;dur=%.3f, edit;dur=%.3f, encode;dur=%.3f", decode_seconds * 1e3,
+                edit_seconds * 1e3, encode_seconds * 1e3);
+  response.set_header("Server-Timing", timing);
+  respond_json(response, 200,
+               {{"created", static_cast<int64_t>(std::time(nullptr))},
+                {"data", data},
+                {"model", context.model_name},
+                {"output_format", form.output_format.empty() ? "png" : form.output_format}});
+}
+
+}  // namespace
+
+void add_openai_routes(httplib::Server& server, ServerContext& context) {
+  server.Post("/v1/images/edits",
+              guarded([&context](const httplib::Request& request, httplib::Response& response) {
+                images_edits(request, response, context);
+              }));
+  server.Get("/v1/models", guarded([&context](const httplib::Request&, httplib::Response& response) {
+               respond_json(response, 200,
+                            {{"object", "list"},
+                             {"data", json::array({{{"id", context.model_name},
+                                                    {"object", "model"},
+                                                    {"created", 0},
+                                                    {"owned_by", "flashps"}}})}});
+             }));
+}
+
+}  // namespace flashps::http

@@ -1,0 +1,66 @@
+// Templates: POST /v1/templates runs a template in full and captures it (later edits of that image
+// reuse it: the mask-aware cache); GET /v1/templates lists the store's captures; DELETE
+// /v1/templates/{hash prefix} removes them. The store is reached only through the SDK.
+#include <httplib.h>
+
+#include <chrono>
+
+#include "http/responses.h"
+#include "http/server_context.h"
+
+namespace flashps::http {
+namespace {
+
+using nlohmann::json;
+
+sdk::Store store_of(ServerContext& context) {
+  if (!context.options.store) throw HttpError(501, "this server has no activation store to list", "", "no_store");
+  return sdk::Store::borrow(context.options.store);
+}
+
+void register_template(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+  context.check_accepting();
+  const EditForm form = read_edit_form(request, context.options.limits);
+  const sdk::Image image = decode_image_field(form.image, "image", context.options.limits);
+  sdk::Image mask;
+  if (!form.mask.empty()) {
+    EditImages images = decode_edit_images(form, context.options.limits, MaskConvention::white);
+    mask = std::move(images.mask);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const sdk::EditStats stats =
+      context.engine.register_template(image, form.mask.empty() ? nullptr : &mask, edit_options_of(form));
+  respond_json(response, stats.template_hash.empty() ? 200 : 201,
+               {{"object", "template"},
+                {"template_hash", stats.template_hash},
+                {"cache_bytes", stats.cache_bytes},
+                {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
+                {"notes", stats.notes}});
+}
+
+}  // namespace
+
+void add_template_routes(httplib::Server& server, ServerContext& context) {
+  server.Post("/v1/templates", guarded([&context](const httplib::Request& request, httplib::Response& response) {
+                register_template(request, response, context);
+              }));
+  server.Get("/v1/templates", guarded([&context](const httplib::Request&, httplib::Response& response) {
+               json list = json::array();
+               for (const sdk::CaptureInfo& capture : store_of(context).list())
+                 list.push_back({{"template_hash", capture.template_hash},
+                                 {"model_fingerprint", capture.model_fingerprint},
+                                 {"bytes", capture.bytes},
+                                 {"entries", capture.entries},
+                                 {"quarantined", capture.quarantined},
+                                 {"created", capture.created},
+                                 {"last_access", capture.last_access}});
+               respond_json(response, 200, {{"object", "list"}, {"data", list}});
+             }));
+  server.Delete("/v1/templates/([0-9a-f]{4,64})",
+                guarded([&context](const httplib::Request& request, httplib::Response& response) {
+                  const int removed = store_of(context).remove(request.matches[1], false);
+                  respond_json(response, 200, {{"removed", removed}});
+                }));
+}
+
+}  // namespace flashps::http
