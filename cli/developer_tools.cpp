@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kToolName = "flashps-bench";
 const char* const kDeveloperCommands[][2] = {
-    {"bench", "Benchmarks: edit, quality, photo, store, serve (runs flashps-bench)"},
+    {"bench", "Benchmarks: edit, quality, photo, store, serve, http (runs flashps-bench)"},
     {"dev", "Developer tools: run-fixture (runs flashps-bench)"},
     {"profile", "Fit this machine's latency models for the scheduler (runs flashps-bench)"},
 };

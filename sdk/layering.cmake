@@ -19,7 +19,8 @@ set(FLASHPS_LAYER_USES_serve "core;engine;pipeline")
 set(FLASHPS_LAYER_USES_training "core;schedulers;workload;models;pipeline")
 set(FLASHPS_LAYER_USES_app "core;cache;models")
 set(FLASHPS_LAYER_USES_serve_tools "core;engine;workload;pipeline;serve")
-set(FLASHPS_LAYER_USES_bench "core;engine;schedulers;workload;cache;models;pipeline;serve;training;serve_tools")
+# bench http measures the server as users reach it: through the public API (flashps/).
+set(FLASHPS_LAYER_USES_bench "core;engine;schedulers;workload;cache;models;pipeline;serve;training;serve_tools;flashps")
 # http: the HTTP server, written on the public API alone (as any outside program could be).
 set(FLASHPS_LAYER_USES_http "flashps")
 set(FLASHPS_LAYER_USES_api "core;engine;edit;cache;models;pipeline;serve;app;serve_tools;http;flashps")

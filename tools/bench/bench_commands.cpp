@@ -12,6 +12,7 @@
 #include "bench/sd_edit_benchmark.h"
 #include "bench/serve_benchmark.h"
 #include "bench/store_benchmark.h"
+#include "bench/http_benchmark.h"
 #include "cache/activation_store.h"
 #include "core/error.h"
 #include "core/json_file.h"
@@ -114,6 +115,33 @@ void add_store_command(CLI::App& bench, CommandAction& action) {
         options.directory = std::filesystem::path(cache::default_store_directory()).parent_path().string();
       options.progress = terminal_progress(quiet);
       bench::StoreBenchmarkReport report = bench::run_store_benchmark(options);
+      finish_progress_line(quiet);
+      std::cout << report.table();
+      if (!json_path.empty()) write_json_file(json_path, report.results);
+      return 0;
+    };
+  });
+}
+
+void add_http_command(CLI::App& bench, CommandAction& action) {
+  static bench::HttpBenchmarkOptions options;
+  static std::string json_path;
+  static bool quiet = false;
+  CLI::App* http = bench.add_subcommand(
+      "http", "flashps serve's HTTP path vs the same edits in-process: requests/s, P50/P95/P99, overhead per request");
+  http->add_option("--model", options.model, "Model folder (default: the bundled model)");
+  http->add_option("--image", options.image, "Input image (default: a synthetic 512x512 JPEG)");
+  http->add_option("--mask", options.mask, "White-on-black mask of the same size (default: a centred square)");
+  http->add_option("--requests", options.requests, "Requests per side")->capture_default_str();
+  http->add_option("--clients", options.clients, "Concurrent closed-loop clients per side")->capture_default_str();
+  http->add_option("--steps", options.steps, "Denoising steps per edit")->capture_default_str();
+  http->add_option("--rounds", options.rounds, "Alternating in-process/HTTP rounds")->capture_default_str();
+  http->add_option("--json", json_path, "Write the results as JSON to this file");
+  http->add_flag("--quiet,-q", quiet, "No progress bar");
+  http->callback([&action] {
+    action = [] {
+      options.progress = terminal_progress(quiet);
+      bench::HttpBenchmarkReport report = bench::run_http_benchmark(options);
       finish_progress_line(quiet);
       std::cout << report.table();
       if (!json_path.empty()) write_json_file(json_path, report.results);
@@ -234,6 +262,7 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   add_quality_command(*bench, action);
   add_photo_command(*bench, action);
   add_store_command(*bench, action);
+  add_http_command(*bench, action);
   add_serve_bench_command(*bench, action);
 }
 

@@ -1,0 +1,249 @@
+#include "bench/http_benchmark.h"
+
+#include <flashps/flashps.hpp>
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "serve_tools/latency_summary.h"
+
+namespace flashps::bench {
+namespace {
+
+namespace fps = flashps::sdk;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw fps::Error(FLASHPS_NOT_FOUND, path + ": cannot read");
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  return bytes.str();
+}
+
+std::string to_string(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+// The inputs as a client holds them: encoded bytes. The mask in both conventions (the in-process
+// API takes white = edit; OpenAI's API alpha 0 = edit) for the same region.
+struct Inputs {
+  std::string image;             // PNG/JPEG
+  std::string white_mask;        // PNG, 1 channel
+  std::string transparent_mask;  // PNG, RGBA
+};
+
+Inputs make_inputs(const HttpBenchmarkOptions& options) {
+  Inputs inputs;
+  fps::Image white;
+  if (!options.image.empty()) {
+    inputs.image = read_file(options.image);
+  } else {
+    fps::Image photo(512, 512, 3);
+    std::mt19937 noise(7);
+    for (uint32_t y = 0; y < 512; ++y)
+      for (uint32_t x = 0; x < 512; ++x)
+        for (uint32_t c = 0; c < 3; ++c)
+          photo.pixels[(size_t(y) * 512 + x) * 3 + c] =
+              static_cast<uint8_t>((x * (c + 1) + y * (3 - c)) / 4 % 256 / 2 + noise() % 128);
+    inputs.image = to_string(photo.encode("jpeg"));
+  }
+  const fps::Image image = fps::Image::decode(inputs.image.data(), inputs.image.size(), "image");
+  if (!options.mask.empty()) {
+    const std::string bytes = read_file(options.mask);
+    white = fps::Image::decode(bytes.data(), bytes.size(), options.mask);
+  } else {
+    white = fps::Image(image.width, image.height, 1);
+    for (uint32_t y = image.height / 4; y < image.height * 3 / 4; ++y)
+      for (uint32_t x = image.width / 4; x < image.width * 3 / 4; ++x) white.pixels[size_t(y) * image.width + x] = 255;
+  }
+  fps::Image gray(white.width, white.height, 1), alpha(white.width, white.height, 4);
+  for (size_t i = 0; i < size_t(white.width) * white.height; ++i) {
+    const bool edit = white.pixels[i * white.channels] >= 128;
+    gray.pixels[i] = edit ? 255 : 0;
+    for (int c = 0; c < 3; ++c) alpha.pixels[i * 4 + c] = 0;
+    alpha.pixels[i * 4 + 3] = edit ? 0 : 255;
+  }
+  inputs.white_mask = to_string(gray.encode("png"));
+  inputs.transparent_mask = to_string(alpha.encode("png"));
+  return inputs;
+}
+
+struct Sample {
+  double latency = 0;
+  double server_seconds = -1;  // HTTP: decode + edit + encode from Server-Timing
+};
+
+// "decode;dur=1.2, edit;dur=300.0, encode;dur=4.1" -> seconds summed.
+double server_timing_seconds(const std::string& header) {
+  double total = 0;
+  size_t at = 0;
+  while ((at = header.find("dur=", at)) != std::string::npos) {
+    at += 4;
+    total += std::strtod(header.c_str() + at, nullptr) / 1000.0;
+  }
+  return total;
+}
+
+std::vector<Sample> run_clients(int clients, int requests, const std::function<Sample()>& one) {
+  std::vector<Sample> samples;
+  std::mutex mutex;
+  std::atomic<int> next{0};
+  std::vector<std::thread> threads;
+  std::exception_ptr failure;
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&] {
+      while (next.fetch_add(1) < requests) {
+        try {
+          const Sample sample = one();
+          std::lock_guard<std::mutex> lock(mutex);
+          samples.push_back(sample);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (!failure) failure = std::current_exception();
+          return;
+        }
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  if (failure) std::rethrow_exception(failure);
+  return samples;
+}
+
+nlohmann::json summary(const std::vector<double>& values) {
+  return {{"p50_ms", serve::percentile(values, 0.50) * 1e3},
+          {"p95_ms", serve::percentile(values, 0.95) * 1e3},
+          {"p99_ms", serve::percentile(values, 0.99) * 1e3},
+          {"mean_ms", values.empty() ? 0.0 : std::accumulate(values.begin(), values.end(), 0.0) / values.size() * 1e3}};
+}
+
+}  // namespace
+
+HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
+  if (options.requests < options.rounds || options.clients < 1 || options.rounds < 1)
+    throw fps::Error(FLASHPS_INVALID_ARGUMENT, "bench http: --requests must be >= --rounds, --clients >= 1");
+  const Inputs inputs = make_inputs(options);
+  fps::EngineOptions engine_options;
+  engine_options.max_queued = 1024;
+  const fps::Engine engine = fps::Engine::open(options.model, engine_options);
+  fps::ServerOptions server_options;
+  server_options.listen = "127.0.0.1:0";
+  server_options.threads = std::max(4, options.clients * 2);
+  server_options.max_body_bytes = int64_t{256} << 20;
+  server_options.max_pixels = 64000000;
+  const fps::Server server = fps::Server::start(engine, server_options);
+
+  fps::EditOptions edit;
+  edit.steps = options.steps;
+  edit.seed = 1;
+  const auto in_process = [&]() {
+    const auto start = Clock::now();
+    const fps::Image image = fps::Image::decode(inputs.image.data(), inputs.image.size(), "image");
+    const fps::Image mask = fps::Image::decode(inputs.white_mask.data(), inputs.white_mask.size(), "mask");
+    const fps::EditResult result = engine.submit(image, mask, edit).result();
+    const std::vector<uint8_t> png = result.image.encode("png");
+    if (png.empty()) throw fps::Error(FLASHPS_ERROR, "empty result");
+    return Sample{seconds_since(start), -1};
+  };
+  const int port = server.port();
+  const std::string steps = std::to_string(options.steps);
+  const auto over_http = [&]() {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(600, 0);
+    const httplib::MultipartFormDataItems form = {{"image", inputs.image, "image", "application/octet-stream"},
+                                                  {"mask", inputs.transparent_mask, "mask.png", "image/png"},
+                                                  {"prompt", "", "", ""},
+                                                  {"response_format", "b64_json", "", ""},
+                                                  {"steps", steps, "", ""},
+                                                  {"seed", "1", "", ""}};
+    const auto start = Clock::now();
+    const auto result = client.Post("/v1/images/edits", form);
+    const double latency = seconds_since(start);
+    if (!result) throw fps::Error(FLASHPS_IO_ERROR, "bench http: request failed: " + httplib::to_string(result.error()));
+    if (result->status != 200)
+      throw fps::Error(FLASHPS_ERROR, "bench http: HTTP " + std::to_string(result->status) + ": " + result->body.substr(0, 300));
+    const auto body = nlohmann::json::parse(result->body);
+    if (body["data"].size() != 1 || body["data"][0]["b64_json"].get_ref<const std::string&>().empty())
+      throw fps::Error(FLASHPS_ERROR, "bench http: an answer without its image");
+    return Sample{latency, server_timing_seconds(result->get_header_value("Server-Timing"))};
+  };
+
+  // Warm both paths (first-call allocations, the model's first step), then alternate rounds.
+  run_clients(1, 2, in_process);
+  run_clients(1, 2, over_http);
+  std::vector<Sample> local, remote;
+  double local_seconds = 0, remote_seconds = 0;
+  const int per_round = options.requests / options.rounds;
+  for (int round = 0; round < options.rounds; ++round) {
+    const bool http_first = round % 2 == 1;
+    for (int side = 0; side < 2; ++side) {
+      const bool http = (side == 0) == http_first;
+      const auto start = Clock::now();
+      std::vector<Sample> samples = run_clients(options.clients, per_round, http ? std::function<Sample()>(over_http)
+                                                                                  : std::function<Sample()>(in_process));
+      (http ? remote_seconds : local_seconds) += seconds_since(start);
+      auto& into = http ? remote : local;
+      into.insert(into.end(), samples.begin(), samples.end());
+      report_progress(options.progress, {"bench http", round * 2 + side + 1, options.rounds * 2, 0});
+    }
+  }
+
+  std::vector<double> local_latency, remote_latency, overhead;
+  for (const Sample& sample : local) local_latency.push_back(sample.latency);
+  for (const Sample& sample : remote) {
+    remote_latency.push_back(sample.latency);
+    overhead.push_back(sample.latency - sample.server_seconds);
+  }
+  HttpBenchmarkReport report;
+  const fps::Image image = fps::Image::decode(inputs.image.data(), inputs.image.size(), "image");
+  report.results = {
+      {"image", std::to_string(image.width) + "x" + std::to_string(image.height)},
+      {"image_bytes", inputs.image.size()},
+      {"requests_per_side", local.size()},
+      {"clients", options.clients},
+      {"steps", options.steps},
+      {"in_process", {{"requests_per_second", local.size() / local_seconds}, {"latency", summary(local_latency)}}},
+      {"http", {{"requests_per_second", remote.size() / remote_seconds}, {"latency", summary(remote_latency)}}},
+      {"http_overhead", summary(overhead)},
+  };
+  return report;
+}
+
+std::string HttpBenchmarkReport::table() const {
+  const auto& r = results;
+  char text[2048];
+  const auto row = [&](const char* name, const nlohmann::json& side) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%-12s %8.2f %9.1f %9.1f %9.1f\n", name, side["requests_per_second"].get<double>(),
+                  side["latency"]["p50_ms"].get<double>(), side["latency"]["p95_ms"].get<double>(),
+                  side["latency"]["p99_ms"].get<double>());
+    return std::string(line);
+  };
+  std::snprintf(text, sizeof text,
+                "bench http: %d requests per side, %d clients, %d step(s), %s image (%zu bytes), alternating rounds\n"
+                "%-12s %8s %9s %9s %9s\n",
+                r["requests_per_side"].get<int>(), r["clients"].get<int>(), r["steps"].get<int>(),
+                r["image"].get<std::string>().c_str(), r["image_bytes"].get<size_t>(), "path", "req/s", "P50 ms", "P95 ms",
+                "P99 ms");
+  std::string out = text;
+  out += row("in-process", r["in_process"]);
+  out += row("HTTP", r["http"]);
+  const auto& overhead = r["http_overhead"];
+  std::snprintf(text, sizeof text,
+                "HTTP overhead per request (client latency - server decode+edit+encode): P50 %.2f ms, P95 %.2f ms, "
+                "P99 %.2f ms\n",
+                overhead["p50_ms"].get<double>(), overhead["p95_ms"].get<double>(), overhead["p99_ms"].get<double>());
+  out += text;
+  return out;
+}
+
+}  // namespace flashps::bench
