@@ -17,25 +17,24 @@ constexpr std::array<int8_t, 256> decoding_table() {
 }  // namespace
 
 std::string base64_encode(std::string_view bytes) {
-  std::string text;
-  text.reserve((bytes.size() + 2) / 3 * 4);
+  std::string text((bytes.size() + 2) / 3 * 4, '=');
+  char* out = text.data();  // written in place: results are megabytes, appending char by char is slow
   size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
+  for (; i + 2 < bytes.size(); i += 3, out += 4) {
     const uint32_t triple = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) |
                             uint8_t(bytes[i + 2]);
-    text += kAlphabet[(triple >> 18) & 63];
-    text += kAlphabet[(triple >> 12) & 63];
-    text += kAlphabet[(triple >> 6) & 63];
-    text += kAlphabet[triple & 63];
+    out[0] = kAlphabet[(triple >> 18) & 63];
+    out[1] = kAlphabet[(triple >> 12) & 63];
+    out[2] = kAlphabet[(triple >> 6) & 63];
+    out[3] = kAlphabet[triple & 63];
   }
   const size_t rest = bytes.size() - i;
   if (rest > 0) {
     uint32_t triple = uint32_t(uint8_t(bytes[i])) << 16;
     if (rest == 2) triple |= uint32_t(uint8_t(bytes[i + 1])) << 8;
-    text += kAlphabet[(triple >> 18) & 63];
-    text += kAlphabet[(triple >> 12) & 63];
-    text += rest == 2 ? kAlphabet[(triple >> 6) & 63] : '=';
-    text += '=';
+    out[0] = kAlphabet[(triple >> 18) & 63];
+    out[1] = kAlphabet[(triple >> 12) & 63];
+    if (rest == 2) out[2] = kAlphabet[(triple >> 6) & 63];  // else '=' stays
   }
   return text;
 }

@@ -105,6 +105,7 @@ void EditJob::on_event(const sdk::Event& event, ServerMetrics& metrics) {
     ++state_.version;
     if (is_terminal(event.status)) {
       terminal_event_ = true;
+      terminal_at_ = Clock::now();
       if (request_ && !queued_for_finish_) {
         queued_for_finish_ = true;
         ready = on_ready_to_finish_;
@@ -268,6 +269,7 @@ void EditJobs::finish(const std::shared_ptr<EditJob>& job) {
                                                   : FLASHPS_REQUEST_FAILED;
     state.stats = std::move(stats);
     state.encode_seconds = encode_seconds;
+    state.finish_seconds = std::chrono::duration<double>(Clock::now() - job->terminal_at_).count() - encode_seconds;
     ++state.version;
     job->result_ = std::move(encoded);
     job->finished_at_ = Clock::now();

@@ -7,6 +7,7 @@
 #pragma once
 #include <flashps/flashps.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -35,6 +36,7 @@ struct JobView {
   std::string output_format; // "png" or "jpeg"
   sdk::EditStats stats;      // finished and done
   double encode_seconds = 0;
+  double finish_seconds = 0; // from the engine's terminal event to finished, less encoding
   uint64_t version = 0;      // grows with every change (Server-Sent Events resume from it)
   uint64_t sequence = 0;     // submission order
 };
@@ -65,6 +67,7 @@ class EditJob {
   sdk::Request request_;
   bool terminal_event_ = false, queued_for_finish_ = false;
   double last_step_seconds_ = -1;
+  std::chrono::steady_clock::time_point terminal_at_;
   int last_step_ = 0;
   std::shared_ptr<const std::string> result_;
   std::chrono::steady_clock::time_point finished_at_;
