@@ -273,6 +273,9 @@ void EditJobs::finish(const std::shared_ptr<EditJob>& job) {
     ++state.version;
     job->result_ = std::move(encoded);
     job->finished_at_ = Clock::now();
+    // The engine's request holds the decoded input and result images (tens of MB at the pixel
+    // limit); a finished job keeps only its encoded answer, or 256 kept edits would hold GBs.
+    job->request_ = sdk::Request();
     // A phase gauge the terminal event left (it cannot: terminal is Phase::other) stays correct.
   }
   job->changed_.notify_all();
