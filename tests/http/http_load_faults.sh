@@ -5,7 +5,7 @@
 #   (c) round 1: FLASHPS_LOAD_REQUESTS requests (default 500) from FLASHPS_LOAD_CLIENTS client
 #       threads (default 32) with random cancels, disconnects (mid-upload, mid-event-stream, during
 #       a blocking OpenAI edit) and deadlines: every request ends exactly once with the right
-#       statuses, /metrics agrees with the client's counts (tests/http/http_load_client.cpp)
+#       statuses, /metrics agrees with the client's counts (tests/http/load_client/)
 #   (d) round 2, the same load: RSS after it within 10% of RSS after round 1 (once round 1 has
 #       filled the server's window of 256 kept results: see below); /metrics' edit outcomes over
 #       the server's life equal the edits the clients created
