@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "interrupt_signals.h"
+#include "serving_engine.h"
 #include "terminal_progress.h"
 
 namespace flashps::cli {
@@ -53,18 +54,10 @@ void add_batch_command(CLI::App& app, CommandAction& action) {
   batch->callback([&action] {
     action = [] {
       fps::validate_batch(options.manifest);  // a malformed manifest fails before the model loads
-      fps::EngineOptions engine_options;
-      engine_options.devices = options.devices;
-      engine_options.bf16 = options.dtype == "bf16";
-      fps::StoreOptions store_options;
-      store_options.directory = options.cache_dir;  // empty: the SDK's default store
-      engine_options.store = fps::Store::open(store_options);
-      engine_options.batching = fps::batching_from_name(options.batching);
-      engine_options.max_batch = options.max_batch;
-      engine_options.max_queued = options.max_queued;
-      engine_options.profile_path = options.profile;
-      engine_options.progress = terminal_progress(options.quiet);
-      const fps::Engine engine = fps::Engine::open(options.model, engine_options);
+      const fps::Engine engine =
+          open_serving_engine({options.model, options.devices, options.dtype, options.cache_dir, options.batching,
+                               options.profile, options.max_batch, options.max_queued, options.quiet})
+              .engine;
 
       fps::BatchOptions run;
       run.resume = !options.no_resume;

@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "interrupt_signals.h"
+#include "serving_engine.h"
 #include "terminal_progress.h"
 
 namespace flashps::cli {
@@ -68,19 +69,10 @@ int serve(const ServeCommandOptions& options) {
   // connection threads handling megabyte bodies, freed memory kept in those arenas made RSS creep
   // between load rounds (tests/http/http_load_faults.sh) although memory in use stayed flat.
   ::mallopt(M_ARENA_MAX, 4);
-  fps::EngineOptions engine_options;
-  engine_options.devices = options.devices;
-  engine_options.bf16 = options.dtype == "bf16";
-  fps::StoreOptions store_options;
-  store_options.directory = options.cache_dir;  // empty: the SDK's default store
-  engine_options.store = fps::Store::open(store_options);
-  for (const std::string& note : engine_options.store.notes()) std::cerr << "flashps: note: " << note << "\n";
-  engine_options.batching = fps::batching_from_name(options.batching);
-  engine_options.max_batch = options.max_batch;
-  engine_options.max_queued = options.max_queue;
-  engine_options.profile_path = options.profile;
-  engine_options.progress = terminal_progress(options.quiet);
-  const fps::Engine engine = fps::Engine::open(options.model, engine_options);
+  const ServingEngine serving =
+      open_serving_engine({options.model, options.devices, options.dtype, options.cache_dir, options.batching,
+                           options.profile, options.max_batch, options.max_queue, options.quiet});
+  const fps::Engine& engine = serving.engine;
   finish_progress_line(options.quiet);
 
   fps::ServerOptions server_options;
@@ -93,7 +85,7 @@ int serve(const ServeCommandOptions& options) {
   server_options.max_prompt_chars = options.max_prompt_chars;
   server_options.max_images = options.max_images;
   server_options.model_name = options.model_name;
-  server_options.store = engine_options.store;
+  server_options.store = serving.store;
   server_options.access_log = access_log_writer(options.access_log);
   InterruptSignals interrupts(
       "\nflashps: stopping: draining (no new edits; running ones finish or are cancelled), again to quit at once\n");

@@ -21,12 +21,12 @@ sdk::Store store_of(ServerContext& context) {
 void register_template(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
   context.check_accepting();
   const EditForm form = read_edit_form(request, context.options.limits);
-  const sdk::Image image = decode_image_field(form.image, "image", context.options.limits);
-  sdk::Image mask;
-  if (!form.mask.empty()) {
-    EditImages images = decode_edit_images(form, context.options.limits, MaskConvention::white);
-    mask = std::move(images.mask);
-  }
+  // With a mask, decode_edit_images reads both (and checks their sizes); else the image alone.
+  EditImages images;
+  if (form.mask.empty()) images.image = decode_image_field(form.image, "image", context.options.limits);
+  else images = decode_edit_images(form, context.options.limits, MaskConvention::white);
+  const sdk::Image& image = images.image;
+  const sdk::Image& mask = images.mask;
   const auto start = std::chrono::steady_clock::now();
   const sdk::EditStats stats =
       context.engine.register_template(image, form.mask.empty() ? nullptr : &mask, edit_options_of(form));

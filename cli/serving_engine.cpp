@@ -1,0 +1,28 @@
+#include "serving_engine.h"
+
+#include <iostream>
+
+#include "terminal_progress.h"
+
+namespace flashps::cli {
+
+ServingEngine open_serving_engine(const ServingEngineOptions& options) {
+  sdk::EngineOptions engine_options;
+  engine_options.devices = options.devices;
+  engine_options.bf16 = options.dtype == "bf16";
+  sdk::StoreOptions store_options;
+  store_options.directory = options.cache_dir;  // empty: the SDK's default store
+  engine_options.store = sdk::Store::open(store_options);
+  for (const std::string& note : engine_options.store.notes()) std::cerr << "flashps: note: " << note << "\n";
+  engine_options.batching = sdk::batching_from_name(options.batching);
+  engine_options.max_batch = options.max_batch;
+  engine_options.max_queued = options.max_queued;
+  engine_options.profile_path = options.profile;
+  engine_options.progress = terminal_progress(options.quiet);
+  ServingEngine opened;
+  opened.store = engine_options.store;
+  opened.engine = sdk::Engine::open(options.model, engine_options);
+  return opened;
+}
+
+}  // namespace flashps::cli
