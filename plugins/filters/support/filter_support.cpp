@@ -23,18 +23,6 @@ int32_t engine_failure(const flashps_filter_record* record, const char* what, fl
   return fail(record, std::string(what) + ": " + engine_error(record->suites->engine));
 }
 
-// Stats notes are several lines; the host's notes are one line each.
-void note_lines(const flashps_filter_record* record, const char* lines) {
-  if (lines == nullptr) return;
-  for (const char* line = lines; *line != '\0';) {
-    const char* end = std::strchr(line, '\n');
-    std::string text = end != nullptr ? std::string(line, end) : std::string(line);
-    if (!text.empty()) note(record, text);
-    if (end == nullptr) break;
-    line = end + 1;
-  }
-}
-
 flashps_edit_stats empty_stats() {
   flashps_edit_stats stats{};
   stats.struct_size = sizeof(stats);
@@ -67,11 +55,8 @@ int32_t capture_template(flashps_filter_record* record, flashps_editor* editor, 
     note(record, reason);
     return FLASHPS_PLUGIN_OK;
   }
+  // The host's report says "template captured", or passes on the notes of a read-only store.
   engine->report_edit(record->host, &stats);
-  if (stats.template_hash != nullptr && *stats.template_hash != '\0')
-    note(record, "template captured for later edits");
-  else
-    note_lines(record, stats.notes);  // a read-only store: the notes say how to fix it
   return FLASHPS_PLUGIN_OK;
 }
 
