@@ -41,6 +41,12 @@ fpp::PluginHost open_host(const PluginOptions& options) {
   return fpp::PluginHost::open(host);
 }
 
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", value);
+  return text;
+}
+
 void print_problems(const fpp::PluginHost& host) {
   for (const fpp::LoadProblem& problem : host.problems()) std::cerr << "flashps: not loaded: " << problem.message << "\n";
 }
@@ -106,7 +112,7 @@ int show_plugin(const PluginOptions& options) {
   for (const auto& spec : plugin->parameters) {
     std::string range;
     if (spec.type == fpp::ParameterType::integer || spec.type == fpp::ParameterType::number)
-      range = " [" + nlohmann::json(spec.minimum).dump() + ".." + nlohmann::json(spec.maximum).dump() + "]";
+      range = " [" + number_text(spec.minimum) + ".." + number_text(spec.maximum) + "]";
     if (spec.type == fpp::ParameterType::choice) {
       for (const auto& choice : spec.choices) range += (range.empty() ? " {" : "|") + choice;
       range += "}";

@@ -76,4 +76,23 @@ if [ "${FLASHPS_CONSUMERS_STATIC:-0}" = 1 ]; then
   # A static library cannot locate itself at run time, so the model is named explicitly.
   run_consumer "c_consumer (static)" "$work/c_consumer-static/c_consumer" "$models/flashps-fill-small"
 fi
+# The sample plugin, built against the package, found by the installed flashps through
+# FLASHPS_PLUGIN_PATH and run isolated by the installed flashps-plugin-runner.
+if [ -d "$samples/plugin_sample" ]; then
+  step "plugin_sample: find_package(FlashPS), then flashps plugin ls / run"
+  cmake -S "$samples/plugin_sample" -B "$work/plugin_sample" -DCMAKE_BUILD_TYPE=Release "${cmake_prefix[@]}" \
+        >"$work/plugin_sample-configure.log" || { cat "$work/plugin_sample-configure.log"; exit 1; }
+  cmake --build "$work/plugin_sample" >"$work/plugin_sample-build.log" || { cat "$work/plugin_sample-build.log"; exit 1; }
+  flashps="${prefix:+$prefix/bin/}flashps"
+  listing=$(FLASHPS_PLUGIN_PATH="$work/plugin_sample" "$flashps" plugin ls 2>&1) || { echo "$listing"; exit 1; }
+  echo "$listing"
+  for expected in "^sample.posterize-selection .* isolated" "^flashps.generative-fill .* in-process" \
+                  "^flashps.remove-object " "^flashps.expand-canvas " "^flashps.variations " "^5 plugin"; do
+    grep -qE "$expected" <<<"$listing" || { echo "FAIL: flashps plugin ls lacks /$expected/"; exit 1; }
+  done
+  photo=$(ls "$samples"/images/*.jpg | head -1)
+  FLASHPS_PLUGIN_PATH="$work/plugin_sample" "$flashps" plugin run sample.posterize-selection --image "$photo" \
+    --param levels=3 --out "$work/posterized.png" --quiet || { echo "FAIL: the sample plugin did not run"; exit 1; }
+  [ -s "$work/posterized.png" ] || { echo "FAIL: the sample plugin wrote nothing"; exit 1; }
+fi
 echo "consumers: all builds and runs passed"
