@@ -101,7 +101,10 @@ void Document::setLoadedMask(const Image& mask_image) {
 
 void Document::replaceImage(const Image& image, const QString& name) {
   if (empty()) return;
-  undo_.push(new ReplaceImageCommand(*this, name, image_, image));
+  // A result of another size (Expand Canvas) no longer lines up with the mask: it starts empty.
+  const bool same_size = image.width == image_.width && image.height == image_.height;
+  Image mask_after = same_size ? mask_ : Image(image.width, image.height, 1);
+  undo_.push(new ReplaceImageCommand(*this, name, image_, image, mask_, std::move(mask_after)));
 }
 
 void Document::restoreMaskRegion(const Rect& box, const Image& pixels) {
@@ -109,9 +112,12 @@ void Document::restoreMaskRegion(const Rect& box, const Image& pixels) {
   Q_EMIT maskChanged(to_qrect(box));
 }
 
-void Document::setImagePixels(const Image& image) {
+void Document::setImagePixels(const Image& image, const Image& mask) {
+  const bool mask_changed = mask.width != mask_.width || mask.height != mask_.height || mask.pixels != mask_.pixels;
   image_ = image;
+  mask_ = mask;
   Q_EMIT imageChanged();
+  if (mask_changed) Q_EMIT maskChanged(QRect(0, 0, int(mask_.width), int(mask_.height)));
 }
 
 }  // namespace flashps_paint

@@ -48,12 +48,12 @@ class Document : public QObject {
   // An image read as a mask (mask::from_image), resized (nearest) to the image; one undo step.
   void setLoadedMask(const Image& loaded);
 
-  // Accepting a variation: undoable.
+  // Accepting a variation: undoable. A result of another size (Expand Canvas) empties the mask.
   void replaceImage(const Image& image, const QString& name);
 
   // For the undo commands.
   void restoreMaskRegion(const flashps::sdk::Rect& box, const Image& pixels);
-  void setImagePixels(const Image& image);
+  void setImagePixels(const Image& image, const Image& mask);
 
  Q_SIGNALS:
   void imageChanged();

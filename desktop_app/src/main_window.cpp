@@ -9,6 +9,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressDialog>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
@@ -16,13 +17,16 @@
 #include <QStatusBar>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "canvas_view.h"
 #include "document.h"
+#include "filter_menu.h"
 #include "generation_controller.h"
 #include "generation_panel.h"
 #include "image_convert.h"
 #include "image_loader.h"
+#include "plugin_runner_task.h"
 #include "staging_strip.h"
 
 namespace flashps_paint {
@@ -43,6 +47,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), prompts_(UserProm
   controller_ = new GenerationController(this);
   image_loader_ = new ImageLoader(this);
   mask_loader_ = new ImageLoader(this);
+  plugin_runner_ = new PluginRunnerTask(this);
+  filter_menu_ = new FilterMenu(
+      [this] {
+        const bool image = !document_->empty();
+        return FilterContext{image, image && !flashps::sdk::mask::bounds(document_->mask()).empty(),
+                             plugin_runner_->busy()};
+      },
+      this);
+  filter_menu_->openHost();  // first-party plugins load here; third-party ones describe themselves in a runner
 
   auto* centre = new QWidget;
   auto* layout = new QVBoxLayout(centre);
@@ -76,6 +89,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), prompts_(UserProm
 
   buildActions();
   connectParts();
+  connectFilters();
   applySettings(AppSettings::load());
 }
 
@@ -171,6 +185,7 @@ void MainWindow::buildActions() {
   tools->addAction(undo);
   tools->addAction(redo);
 
+  menuBar()->addMenu(filter_menu_);  // where image editors keep filters: before View
   QMenu* view = menuBar()->addMenu(tr("&View"));
   add_action(view, tr("&Fit to window"), QKeySequence(Qt::CTRL | Qt::Key_0), canvas_, &CanvasView::fitToWindow);
   add_action(view, tr("&100%"), QKeySequence(Qt::CTRL | Qt::Key_1), this, [this] { canvas_->setZoom(1.0); });
@@ -218,6 +233,58 @@ void MainWindow::connectParts() {
     document_->replaceImage(from_qimage(image), tr("Accept variation"));
     strip_->clear();
   });
+}
+
+void MainWindow::connectFilters() {
+  connect(filter_menu_, &FilterMenu::pluginChosen, this, &MainWindow::runFilter);
+  connect(plugin_runner_, &PluginRunnerTask::progressChanged, this, [this](int done, int total, const QString& stage) {
+    if (!filter_progress_ || filter_progress_->wasCanceled()) return;  // else setValue() shows it again
+    filter_progress_->setMaximum(std::max(total, 0));  // 0: busy indicator, the plugin gave no total
+    filter_progress_->setValue(std::clamp(done, 0, std::max(total, 0)));
+    if (!stage.isEmpty())
+      filter_progress_->setLabelText(total > 0 ? tr("%1: %2 of %3").arg(stage).arg(done).arg(total) : stage);
+  });
+  connect(plugin_runner_, &PluginRunnerTask::resultReady, strip_, &StagingStrip::addVariation);
+  connect(plugin_runner_, &PluginRunnerTask::notice, this,
+          [this](const QString& message) { statusBar()->showMessage(message, 8000); });
+  connect(plugin_runner_, &PluginRunnerTask::failed, this,
+          [this](const QString& title, const QString& message) { showError(title, message, true); });
+  connect(plugin_runner_, &PluginRunnerTask::finished, this, [this](bool cancelled) {
+    if (filter_progress_) {
+      filter_progress_->disconnect(plugin_runner_);
+      filter_progress_->deleteLater();
+      filter_progress_ = nullptr;
+    }
+    if (cancelled) statusBar()->showMessage(tr("Filter cancelled"), 5000);
+  });
+}
+
+void MainWindow::runFilter(const QString& name) {
+  const FilterMenu::Host host = filter_menu_->host();  // the plugin's info lives as long as this
+  const flashps::plugins::PluginInfo* plugin = host->find(name.toStdString());
+  if (!plugin || plugin_runner_->busy()) return;
+  const QString title = plugin_title(*plugin);
+  if (document_->empty()) return showError(title, tr("Open an image first."));
+  Image mask = document_->mask();
+  if (flashps::sdk::mask::bounds(mask).empty()) mask = Image();  // nothing selected: no selection
+  if (plugin->needs_mask && mask.empty())
+    return showError(title, tr("%1 changes the selection only: paint a mask over the region first.").arg(title));
+  std::map<std::string, std::string>& values = filter_values_[plugin->name];
+  if (!plugin->parameters.empty() && prompts_.filter_parameters && !prompts_.filter_parameters(*plugin, values))
+    return;
+  plugin_runner_->run(host, *plugin, document_->image(), mask, values);
+  showFilterProgress(title);
+}
+
+void MainWindow::showFilterProgress(const QString& title) {
+  delete filter_progress_;
+  // Not modal: a modal QProgressDialog spins the event loop inside setValue(), where the run's
+  // finished() could delete it. The menu stays disabled while the filter runs.
+  filter_progress_ = new QProgressDialog(tr("Running %1…").arg(title), tr("Cancel"), 0, 0, this);
+  filter_progress_->setWindowTitle(title);
+  filter_progress_->setAutoReset(false);
+  filter_progress_->setMinimumDuration(400);  // quick filters finish without a flash of a dialog
+  connect(filter_progress_, &QProgressDialog::canceled, plugin_runner_, &PluginRunnerTask::cancel);
 }
 
 bool MainWindow::openImage(const QString& path) {
@@ -279,11 +346,12 @@ void MainWindow::generate() {
   controller_->generate(document_->image(), document_->mask(), panel_->settings());
 }
 
-void MainWindow::showError(const QString& what, const QString& message) {
+void MainWindow::showError(const QString& what, const QString& message, bool warning) {
   last_error_ = message;
   Q_EMIT errorShown(message);
   // Window-modal but not blocking: the event loop (and a running generation) goes on.
-  auto* box = new QMessageBox(QMessageBox::Critical, what, message, QMessageBox::Ok, this);
+  auto* box = new QMessageBox(warning ? QMessageBox::Warning : QMessageBox::Critical, what, message,
+                              QMessageBox::Ok, this);
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->open();
 }
@@ -364,6 +432,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   if (!confirmDiscardChanges()) return event->ignore();
   cancelLoading();
   controller_->cancel();
+  plugin_runner_->cancel();
   currentSettings().save();
   event->accept();
 }

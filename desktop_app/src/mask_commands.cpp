@@ -18,11 +18,16 @@ void MaskEditCommand::redo() {
   document_.restoreMaskRegion(box_, after_);
 }
 
-ReplaceImageCommand::ReplaceImageCommand(Document& document, const QString& name, Image before,
-                                         Image after)
-    : QUndoCommand(name), document_(document), before_(std::move(before)), after_(std::move(after)) {}
+ReplaceImageCommand::ReplaceImageCommand(Document& document, const QString& name, Image before, Image after,
+                                         Image mask_before, Image mask_after)
+    : QUndoCommand(name),
+      document_(document),
+      before_(std::move(before)),
+      after_(std::move(after)),
+      mask_before_(std::move(mask_before)),
+      mask_after_(std::move(mask_after)) {}
 
-void ReplaceImageCommand::undo() { document_.setImagePixels(before_); }
-void ReplaceImageCommand::redo() { document_.setImagePixels(after_); }
+void ReplaceImageCommand::undo() { document_.setImagePixels(before_, mask_before_); }
+void ReplaceImageCommand::redo() { document_.setImagePixels(after_, mask_after_); }
 
 }  // namespace flashps_paint

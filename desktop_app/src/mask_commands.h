@@ -27,13 +27,15 @@ class MaskEditCommand : public QUndoCommand {
 
 class ReplaceImageCommand : public QUndoCommand {
  public:
-  ReplaceImageCommand(Document& document, const QString& name, Image before, Image after);
+  // The masks too: an image of another size comes with a mask of its size.
+  ReplaceImageCommand(Document& document, const QString& name, Image before, Image after, Image mask_before,
+                      Image mask_after);
   void undo() override;
   void redo() override;
 
  private:
   Document& document_;
-  Image before_, after_;
+  Image before_, after_, mask_before_, mask_after_;
 };
 
 }  // namespace flashps_paint

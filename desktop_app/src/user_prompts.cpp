@@ -3,6 +3,8 @@
 #include <QFileDialog>
 #include <QMessageBox>
 
+#include "plugin_dialog.h"
+
 namespace flashps_paint {
 
 UserPrompts UserPrompts::dialogs(QWidget* parent) {
@@ -19,6 +21,13 @@ UserPrompts UserPrompts::dialogs(QWidget* parent) {
   };
   prompts.save_path = [parent](const QString& caption, const QString& folder, const QString& filter) {
     return QFileDialog::getSaveFileName(parent, caption, folder, filter);
+  };
+  prompts.filter_parameters = [parent](const flashps::plugins::PluginInfo& plugin,
+                                       std::map<std::string, std::string>& values) {
+    PluginDialog dialog(plugin, values, parent);
+    if (dialog.exec() != QDialog::Accepted) return false;
+    values = dialog.values();
+    return true;
   };
   return prompts;
 }

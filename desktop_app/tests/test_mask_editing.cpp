@@ -154,6 +154,24 @@ class MaskEditingTest : public QObject {
     }
   }
 
+  // Accepting a result of another size (Expand Canvas) gives an empty mask of that size; undo
+  // brings back the old image with its mask, and painting works on the new size.
+  void acceptingALargerImageResizesTheMask() {
+    document()->fillMask();
+    const Image mask_before = document()->mask();
+    document()->replaceImage(gradient_image(260, 190, 40), "Expand Canvas");
+    QCOMPARE(int(document()->image().width), 260);
+    QCOMPARE(int(document()->mask().width), 260);
+    QCOMPARE(int(document()->mask().height), 190);
+    QCOMPARE(count_set(document()->mask()), 0);
+    document()->fillMask();
+    QCOMPARE(count_set(document()->mask()), 260 * 190);
+    document()->undoStack().undo();  // the fill
+    document()->undoStack().undo();  // the replacement
+    QCOMPARE(int(document()->image().width), 200);
+    QVERIFY(document()->mask().pixels == mask_before.pixels);
+  }
+
   void invertClearFill() {
     canvas()->setTool(Tool::rectangle);
     drag({{0, 0}, {100, 150}});
