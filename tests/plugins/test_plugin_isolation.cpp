@@ -2,7 +2,6 @@
 // garbage to its channel or exits mid-run is reported for what it did, and the host's next run
 // succeeds. Also the normal paths: results, errors, cancel, scratch memory.
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <map>
 #include <string>
 
@@ -61,13 +60,9 @@ TEST_CASE("faulty plugins are reported and the host keeps working", "[plugins][i
     CHECK_THAT(error.what(), Catch::Contains("SIGABRT"));
   }
   SECTION("hang: killed after the idle timeout") {
-    const auto start = std::chrono::steady_clock::now();
     const fpp::PluginError error = failure_of(faulty, "test.hang");
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(error.failure() == fpp::Failure::hung);
-    CHECK_THAT(error.what(), Catch::Contains("stopped responding") && Catch::Contains("killed"));
-    CHECK(seconds >= 3);
-    CHECK(seconds < 30);
+    CHECK_THAT(error.what(), Catch::Contains("nothing was heard for 3 s, so it was killed"));
   }
   SECTION("unbounded allocation: stopped at the memory limit") {
     if (under_sanitizer()) return;
@@ -153,14 +148,13 @@ TEST_CASE("a run is cancelled from its progress function", "[plugins]") {
     request.parameters = {{"delay_ms", "200"}};
     int reports = 0;
     request.progress = [&](const fpp::Progress&) { return ++reports < 3; };
-    const auto start = std::chrono::steady_clock::now();
     try {
       host.run("test.invert", request);
       FAIL("not cancelled");
     } catch (const fpp::PluginError& error) {
       CHECK(error.failure() == fpp::Failure::cancelled);
     }
-    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.9);
+    CHECK(reports == 3);  // asked no more once it said stop, long before the 10 bands were done
   }
 }
 
