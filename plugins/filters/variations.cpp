@@ -7,25 +7,7 @@ namespace fs = flashps_filters;
 namespace {
 
 int32_t variations_main(int32_t selector, flashps_filter_record* record) {
-  return fs::run_guarded(record, [&]() -> int32_t {
-    switch (selector) {
-      case FLASHPS_SELECTOR_PREPARE:
-        return fs::create_instance<fs::VariationState>(record);
-      case FLASHPS_SELECTOR_PARAMETERS: {
-        fs::VariationState& state = fs::instance<fs::VariationState>(record);
-        state.settings = fs::read_edit_settings(record, fs::kPrompt | fs::kStrength);
-        state.count = record->suites->parameters->get_int(record->host, "count");
-        return FLASHPS_PLUGIN_OK;
-      }
-      case FLASHPS_SELECTOR_ADVANCE:
-        return fs::advance_variations(record, fs::instance<fs::VariationState>(record));
-      case FLASHPS_SELECTOR_FINISH:
-        fs::destroy_instance<fs::VariationState>(record);
-        return FLASHPS_PLUGIN_OK;
-      default:
-        return FLASHPS_PLUGIN_OK;
-    }
-  });
+  return fs::variations_main(selector, record, "count");
 }
 
 constexpr flashps_parameter_spec kParameters[] = {

@@ -161,4 +161,26 @@ int32_t advance_variations(flashps_filter_record* record, VariationState& state)
   return ++state.done >= state.count ? FLASHPS_PLUGIN_DONE : FLASHPS_PLUGIN_OK;
 }
 
+int32_t variations_main(int32_t selector, flashps_filter_record* record, const char* count_key) {
+  return run_guarded(record, [&]() -> int32_t {
+    switch (selector) {
+      case FLASHPS_SELECTOR_PREPARE:
+        return create_instance<VariationState>(record);
+      case FLASHPS_SELECTOR_PARAMETERS: {
+        VariationState& state = instance<VariationState>(record);
+        state.settings = read_edit_settings(record, kPrompt | kStrength);
+        state.count = record->suites->parameters->get_int(record->host, count_key);
+        return FLASHPS_PLUGIN_OK;
+      }
+      case FLASHPS_SELECTOR_ADVANCE:
+        return advance_variations(record, instance<VariationState>(record));
+      case FLASHPS_SELECTOR_FINISH:
+        destroy_instance<VariationState>(record);
+        return FLASHPS_PLUGIN_OK;
+      default:
+        return FLASHPS_PLUGIN_OK;
+    }
+  });
+}
+
 }  // namespace flashps_filters

@@ -78,6 +78,9 @@ struct VariationState {
   int64_t done = 0;
 };
 int32_t advance_variations(flashps_filter_record* record, VariationState& state);
+// The whole selector sequence of a filter that makes `count_key` results of the selection, seeds
+// seed .. seed + count - 1 (Generative Fill, Variations).
+int32_t variations_main(int32_t selector, flashps_filter_record* record, const char* count_key);
 
 // FLASHPS_PLUGIN_ERROR with the reason given to the host.
 int32_t fail(const flashps_filter_record* record, const char* reason);
