@@ -19,6 +19,10 @@ packages=(
   libicu-dev              # Unicode classes, case mapping, normalisation (CLIP tokenizer)
   clang libclang-rt-14-dev  # libFuzzer targets for the untrusted-file parsers
   libopencv-photo-dev libopencv-imgproc-dev libopencv-core-dev  # Telea baseline of bench quality
+  # The bridges into creative tools, and the applications their tests run headless (~150 MB):
+  libgimp2.0-dev gimp     # plugins/gimp: the GIMP 2.10 plug-in (libgimp, GTK 2) and GIMP itself
+  krita                   # plugins/krita: Krita 5 with Python scripting, for the bridge's test
+  xvfb xauth              # a virtual display for Krita (and screenshots)
 )
 
 missing=()

@@ -3,6 +3,9 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
 #include <stdexcept>
 
 namespace flashps::plugins {
@@ -19,14 +22,27 @@ void resolve(void* library, const char* name, Function* function) {
 const EngineFunctions& load_runner_engine(int threads) {
   static EngineFunctions functions;
   if (functions.complete()) return functions;
-  const char* override_path = std::getenv("FLASHPS_LIBRARY");
-  // FLASHPS_RUNNER_SDK_LIBRARY is the soname; the runner's RUNPATH leads to it (build tree and install).
-  const char* path = override_path && *override_path ? override_path : FLASHPS_RUNNER_SDK_LIBRARY;
-  void* library = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-  if (!library) {
+  // Absolute paths first: the RUNPATH applies only to dlopen calls the loader sees coming from the
+  // runner, and a sanitizer's dlopen interceptor hides that. Installed: libexec/flashps/ is two
+  // folders below the prefix; in the build tree the library's folder is compiled in.
+  std::vector<std::string> candidates;
+  if (const char* override_path = std::getenv("FLASHPS_LIBRARY"); override_path && *override_path)
+    candidates.push_back(override_path);
+  std::error_code error;
+  const std::filesystem::path prefix =
+      std::filesystem::read_symlink("/proc/self/exe", error).parent_path().parent_path().parent_path();
+  if (!error)
+    candidates.push_back((prefix / FLASHPS_RUNNER_INSTALL_LIBDIR / FLASHPS_RUNNER_SDK_LIBRARY).string());
+  candidates.push_back(std::string(FLASHPS_RUNNER_BUILD_SDK_DIR) + "/" + FLASHPS_RUNNER_SDK_LIBRARY);
+  candidates.push_back(FLASHPS_RUNNER_SDK_LIBRARY);
+  void* library = nullptr;
+  std::string reasons;
+  for (const std::string& candidate : candidates) {
+    if ((library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_GLOBAL))) break;
     const char* reason = dlerror();
-    throw std::runtime_error(std::string("cannot load the FlashPS library: ") + (reason ? reason : path));
+    reasons += std::string(reasons.empty() ? "" : "; ") + (reason ? reason : candidate.c_str());
   }
+  if (!library) throw std::runtime_error("cannot load the FlashPS library: " + reasons);
   EngineFunctions loaded;
   resolve(library, "flashps_edit_default_params", &loaded.edit_default_params);
   resolve(library, "flashps_editor_default_params", &loaded.editor_default_params);

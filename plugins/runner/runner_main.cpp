@@ -74,6 +74,11 @@ int main(int argc, char** argv) {
   }
   // A plugin's printf must not reach whatever the host's stdout is (a pipe in a script).
   dup2(STDERR_FILENO, STDOUT_FILENO);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer reserves terabytes of shadow memory, more than any limit: a sanitizer build
+  // of the runner (for testing the host) runs without one.
+  memory_limit = 0;
+#endif
   if (memory_limit > 0) {
     // Soft and hard alike: the plugin cannot raise it again.
     const rlimit limit{rlim_t(memory_limit), rlim_t(memory_limit)};

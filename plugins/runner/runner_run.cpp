@@ -113,8 +113,10 @@ int run_from_host(RunnerChannel& channel) {
     try {
       hooks.engine = &load_runner_engine(run.threads);
     } catch (const std::exception& error) {
+      // The plugin hears "no engine"; the host's log says why.
       editor_error = error.what();
       editor_tried = true;
+      hooks.log(FLASHPS_PLUGIN_LOG_WARNING, "no model for this plugin: " + editor_error);
     }
     hooks.editor = [&](std::string* error) -> flashps_editor* {
       if (!editor_tried) {
