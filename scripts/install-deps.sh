@@ -21,7 +21,7 @@ packages=(
   libopencv-photo-dev libopencv-imgproc-dev libopencv-core-dev  # Telea baseline of bench quality
   # The bridges into creative tools, and the applications their tests run headless (~150 MB):
   libgimp2.0-dev gimp     # plugins/gimp: the GIMP 2.10 plug-in (libgimp, GTK 2) and GIMP itself
-  krita                   # plugins/krita: Krita 5 with Python scripting, for the bridge's test
+  krita python3-pyqt5     # plugins/krita: Krita 5 and the PyQt5 its Python plugins need (a Recommends)
   xvfb xauth              # a virtual display for Krita (and screenshots)
 )
 

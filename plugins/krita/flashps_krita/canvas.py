@@ -1,0 +1,112 @@
+"""Reading the region around the selection from a Krita document, and pasting a result back as a
+new paint layer. Pixel work goes through QImage (no Python per-pixel loops)."""
+import sys
+
+from PyQt5.QtCore import QBuffer, QByteArray, QIODevice, Qt
+from PyQt5.QtGui import QImage, QPainter
+
+
+class CanvasError(Exception):
+    pass
+
+
+class Region:
+    """The rectangle sent to the server: the selection's bounds grown by a margin, clamped."""
+
+    def __init__(self, doc, x, y, w, h, image, selection):
+        self.doc, self.x, self.y, self.w, self.h = doc, x, y, w, h
+        self.image = image          # QImage ARGB32: the document's pixels in the rectangle
+        self.selection = selection  # bytes, one per pixel (0 = unselected, 255 = selected)
+
+    def image_png(self):
+        # The image's alpha is not used by the server: send opaque RGB.
+        return png_bytes(self.image.convertToFormat(QImage.Format_RGB32))
+
+    def mask_png(self):
+        # Native API: white (>= 128) = regenerate. The selection's bytes are that grey mask.
+        return png_bytes(QImage(self.selection, self.w, self.h, self.w, QImage.Format_Grayscale8).copy())
+
+
+def png_bytes(image):
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise CanvasError("could not encode a PNG")
+    buffer.close()
+    return data.data()
+
+
+def _image_from_bgra(data, w, h):
+    # Krita's 8-bit RGBA pixelData is B,G,R,A per pixel: on a little-endian machine that is
+    # exactly QImage's ARGB32 in memory, so no byte shuffling is needed; big-endian swaps.
+    image = QImage(data, w, h, w * 4, QImage.Format_ARGB32).copy()  # copy: own the bytes
+    if sys.byteorder == "big":
+        image = image.rgbSwapped()
+    return image
+
+
+def _bgra_from_image(image):
+    image = image.convertToFormat(QImage.Format_ARGB32)
+    if sys.byteorder == "big":
+        image = image.rgbSwapped()
+    bits = image.constBits()
+    bits.setsize(image.sizeInBytes())
+    return bytes(bits)
+
+
+def read_region(doc, margin_ratio=0.25, min_margin=32):
+    if doc is None:
+        raise CanvasError("Open an image first.")
+    if doc.colorModel() != "RGBA" or doc.colorDepth() != "U8":
+        raise CanvasError("FlashPS needs an 8-bit RGB document (this one is %s/%s): use Image ▸ Convert "
+                          "Image Color Space." % (doc.colorModel(), doc.colorDepth()))
+    selection = doc.selection()
+    if selection is None or selection.width() <= 0 or selection.height() <= 0:
+        raise CanvasError("Select the region to regenerate first (any selection tool).")
+    sx, sy, sw, sh = selection.x(), selection.y(), selection.width(), selection.height()
+    margin = max(min_margin, int(max(sw, sh) * margin_ratio))  # context for the model
+    x0, y0 = max(0, sx - margin), max(0, sy - margin)
+    x1, y1 = min(doc.width(), sx + sw + margin), min(doc.height(), sy + sh + margin)
+    w, h = x1 - x0, y1 - y0
+    if w <= 0 or h <= 0:
+        raise CanvasError("The selection lies outside the image.")
+    pixels = doc.pixelData(x0, y0, w, h).data()
+    mask = selection.pixelData(x0, y0, w, h).data()
+    if len(pixels) != w * h * 4 or len(mask) != w * h:
+        raise CanvasError("Krita returned %d/%d bytes for a %dx%d region" % (len(pixels), len(mask), w, h))
+    if not any(mask):
+        raise CanvasError("The selection is empty.")
+    return Region(doc, x0, y0, w, h, _image_from_bgra(pixels, w, h), mask)
+
+
+def apply_result(region, png, name="FlashPS"):
+    """Adds `png` as a new paint layer above the active one, holding only the selected pixels
+    (partly selected ones partly transparent); returns the layer."""
+    result = QImage.fromData(png)
+    if result.isNull():
+        raise CanvasError("The server's result is not an image.")
+    if result.width() != region.w or result.height() != region.h:
+        result = result.scaled(region.w, region.h, Qt.IgnoreAspectRatio, Qt.SmoothTransformation)
+    result = result.convertToFormat(QImage.Format_ARGB32_Premultiplied)
+    alpha = QImage(region.selection, region.w, region.h, region.w, QImage.Format_Alpha8).copy()
+    painter = QPainter(result)
+    painter.setCompositionMode(QPainter.CompositionMode_DestinationIn)  # keep result where selected
+    painter.drawImage(0, 0, alpha)
+    painter.end()
+
+    doc = region.doc
+    if doc.rootNode() is None:  # the wrapper outlives a closed document
+        raise CanvasError("The document of this result was closed.")
+    layer = doc.createNode(name, "paintlayer")
+    active = doc.activeNode()
+    parent = active.parentNode() if active is not None else None
+    if parent is None:  # no active layer (or it is the root): put it on top
+        parent, children = doc.rootNode(), doc.rootNode().childNodes()
+        active = children[-1] if children else None
+    if not parent.addChildNode(layer, active):
+        raise CanvasError("Krita refused to add the layer.")
+    layer.setPixelData(QByteArray(_bgra_from_image(result)), region.x, region.y, region.w, region.h)
+    doc.setActiveNode(layer)
+    doc.refreshProjection()
+    return layer
