@@ -57,6 +57,10 @@ if [ "${FLASHPS_ASAN:-0}" = 1 ] || nm -D "$FLASHPS" 2>/dev/null | grep '__asan_i
   asan=1
 fi
 server_env=()
+# How long an edit may take before the client calls it unfinished: 32 clients share one engine, so
+# the slowest edit waits behind dozens of others, several times longer under AddressSanitizer.
+edit_timeout=${FLASHPS_LOAD_EDIT_TIMEOUT:-300}
+[ $asan = 1 ] && edit_timeout=${FLASHPS_LOAD_EDIT_TIMEOUT:-1200}
 if [ $asan = 1 ]; then
   server_env=(env "ASAN_OPTIONS=detect_leaks=1:halt_on_error=1"
     "LSAN_OPTIONS=suppressions=$repo/tests/sanitizers/lsan.supp:print_suppressions=0"
@@ -178,7 +182,7 @@ load() {
   shift 4
   started=$(date +%s.%N)
   "$CLIENT" --port "$server_port" --requests "$count" --clients "$threads" --seed "$load_seed" --image "$image" \
-    --mask "$mask" --report "$tmp/$name.json" "$@" || rc=$?
+    --mask "$mask" --report "$tmp/$name.json" --edit-timeout "$edit_timeout" "$@" || rc=$?
   [ $rc = 0 ] || fail "load '$name': the client found violations (exit $rc); reproduce with: $CLIENT --port PORT --requests $count --clients $threads --seed $load_seed --image $image --mask $mask $*"
   kill -0 "$server_pid" 2>/dev/null || fail "load '$name': the server is gone"
   ok "load '$name': $count requests from $threads clients in $(elapsed "$started") s"
@@ -296,7 +300,7 @@ step "(e) SIGTERM during a load: drain, exit 0"
 # progress line): edits are queued and running, and clients keep submitting (they must get 503
 # draining); the edits accepted before it finish, and the server exits 0.
 "$CLIENT" --port "$server_port" --requests 64 --clients 8 --seed $((seed + 2000)) --image "$image" \
-  --mask "$mask" --report "$tmp/drain.json" --allow-draining >"$tmp/drain.out" 2>&1 &
+  --mask "$mask" --report "$tmp/drain.json" --edit-timeout "$edit_timeout" --allow-draining >"$tmp/drain.out" 2>&1 &
 drain_client=$!
 background+=("$drain_client")
 waited=0
@@ -315,7 +319,7 @@ ok "the drain answered every request correctly ($refused refused with 503 draini
 step "(f) restart on the same store; SIGKILL during a load"
 start_server killed
 "$CLIENT" --port "$server_port" --requests "$requests" --clients "$clients" --seed $((seed + 3000)) --image "$image" \
-  --mask "$mask" --report "$tmp/killed.json" --server-may-die >"$tmp/killed.out" 2>&1 &
+  --mask "$mask" --report "$tmp/killed.json" --edit-timeout "$edit_timeout" --server-may-die >"$tmp/killed.out" 2>&1 &
 killed_client=$!
 background+=("$killed_client")
 # Store writes in flight at the kill: new templates (other images, step counts) registered in a loop.
