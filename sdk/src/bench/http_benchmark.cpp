@@ -156,6 +156,7 @@ HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
   const auto over_http = [&]() {
     httplib::Client client("127.0.0.1", port);
     client.set_read_timeout(600, 0);
+    client.set_tcp_nodelay(true);  // as the server does: no Nagle wait on the body's last segment
     const httplib::MultipartFormDataItems form = {{"image", inputs.image, "image", "application/octet-stream"},
                                                   {"mask", inputs.transparent_mask, "mask.png", "image/png"},
                                                   {"prompt", "", "", ""},

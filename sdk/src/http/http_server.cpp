@@ -94,6 +94,9 @@ HttpServer::HttpServer(sdk::Engine engine, ServerOptions options) {
     ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
   });
   server_->set_write_timeout(30, 0);
+  // httplib writes headers and body separately; with Nagle's algorithm on, the body's last
+  // partial segment waits for the client's ACK of the headers (a delayed-ACK tail of milliseconds).
+  server_->set_tcp_nodelay(true);
   install_hooks();
   add_openai_routes(*server_, context);
   add_edit_routes(*server_, context);
