@@ -37,7 +37,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (parsed.kind != fpp::protocol::RunnerMessage::Kind::descriptor) continue;
         try {
           const fpp::PluginInfo info = fpp::validate_descriptor(parsed.descriptor, "fuzz.so");
-          (void)fpp::plugin_info_to_json(info);
           std::map<std::string, std::string> given;
           for (const auto& spec : info.parameters) given[spec.key] = spec.default_value();
           (void)fpp::ParameterValues::parse(info, given);  // defaults must always parse

@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "parameter_values.h"
+
 namespace flashps::plugins {
 namespace {
 
@@ -13,12 +15,6 @@ constexpr size_t kMaxParameters = 64;
 constexpr size_t kMaxTextField = 1024;
 constexpr double kMaxStringLength = 1 << 20;
 constexpr uint32_t kKnownFlags = FLASHPS_PLUGIN_NEEDS_MASK | FLASHPS_PLUGIN_NEEDS_MODEL | FLASHPS_PLUGIN_TAKES_TEXT;
-
-std::string format_number(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.10g", value);
-  return text;
-}
 
 [[noreturn]] void fail(const std::string& message) { throw std::runtime_error(message); }
 
@@ -230,32 +226,6 @@ PluginInfo validate_descriptor(const nlohmann::json& json, const std::string& pa
     info.parameters.push_back(std::move(spec));
   }
   return info;
-}
-
-nlohmann::json plugin_info_to_json(const PluginInfo& info) {
-  nlohmann::json parameters = nlohmann::json::array();
-  static const char* const type_names[] = {"", "int", "float", "bool", "string", "choice"};
-  for (const auto& spec : info.parameters) {
-    nlohmann::json entry = {{"key", spec.key},
-                            {"label", spec.label},
-                            {"description", spec.description},
-                            {"type", type_names[static_cast<int>(spec.type)]},
-                            {"default", spec.default_value()}};
-    if (spec.type == ParameterType::integer || spec.type == ParameterType::number) {
-      entry["minimum"] = spec.minimum;
-      entry["maximum"] = spec.maximum;
-    }
-    if (spec.type == ParameterType::text) entry["max_length"] = spec.maximum;
-    if (spec.type == ParameterType::choice) entry["choices"] = spec.choices;
-    parameters.push_back(std::move(entry));
-  }
-  return {{"name", info.name},         {"title", info.title},
-          {"version", info.version},   {"vendor", info.vendor},
-          {"category", info.category}, {"description", info.description},
-          {"needs_mask", info.needs_mask}, {"needs_model", info.needs_model},
-          {"takes_text", info.takes_text}, {"abi_version", info.abi_version},
-          {"path", info.path},         {"first_party", info.first_party},
-          {"in_process", info.in_process}, {"parameters", parameters}};
 }
 
 }  // namespace flashps::plugins

@@ -21,9 +21,6 @@ nlohmann::json descriptor_to_json(const flashps_plugin_descriptor* descriptor);
 // into the result.
 PluginInfo validate_descriptor(const nlohmann::json& descriptor, const std::string& path);
 
-// PluginInfo back to the JSON above (what `flashps plugin ls --json` prints, less path and flags).
-nlohmann::json plugin_info_to_json(const PluginInfo& info);
-
 }  // namespace flashps::plugins
 
 #endif

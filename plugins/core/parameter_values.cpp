@@ -6,13 +6,13 @@
 #include <cstdlib>
 
 namespace flashps::plugins {
-namespace {
-
 std::string format_number(double value) {
   char text[64];
   std::snprintf(text, sizeof text, "%.10g", value);
   return text;
 }
+
+namespace {
 
 bool parse_integer(const std::string& text, int64_t* value) {
   if (text.empty() || text.size() > 24) return false;

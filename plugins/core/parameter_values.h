@@ -11,6 +11,9 @@
 
 namespace flashps::plugins {
 
+// A number as parameters and messages show it ("%.10g": 0.5, 100, 2147483647).
+std::string format_number(double value);
+
 struct ParameterValue {
   ParameterType type = ParameterType::integer;
   int64_t integer = 0;
