@@ -65,6 +65,11 @@ httplib::Server::HandlerResponse refuse(const httplib::Request& request, httplib
 
 }  // namespace
 
+double seconds_since_request_headers() {
+  if (request_start.time_since_epoch().count() == 0) return 0;
+  return std::chrono::duration<double>(Clock::now() - request_start).count();
+}
+
 HttpServer::HttpServer(sdk::Engine engine, ServerOptions options) {
   if (!options.listen.loopback() && options.keys.empty())
     throw sdk::Error(FLASHPS_INVALID_ARGUMENT,

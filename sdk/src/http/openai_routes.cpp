@@ -27,6 +27,7 @@ uint64_t random_seed() {
 }
 
 void images_edits(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+  const double receive_seconds = seconds_since_request_headers();
   context.check_accepting();
   const auto start = Clock::now();
   EditForm form = read_edit_form(request, context.options.limits);
@@ -61,6 +62,7 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
   double edit_seconds = 0, encode_seconds = 0, finish_seconds = 0;
   const std::string base_url = ServerContext::base_url(request.get_header_value("Host"), context.port);
   for (const auto& job : jobs) job->wait_finished(-1);
+  const auto answer_start = Clock::now();
   // The answer is written by hand: the images are most of it, and base64 needs no JSON escaping,
   // so each is appended once instead of being copied and scanned by a JSON serializer.
   std::string data;
@@ -82,19 +84,22 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
       data += "{\"b64_json\":\"" + base64_encode(*bytes) + "\"}";
     }
   }
-  // The server's own part of the latency, so a client can tell HTTP overhead from edit time.
-  // edit: submission to the engine's last event; finish: from there to the encoded result, less
-  // the encoding (event delivery, the result's hand-over).
-  char timing[200];
-  std::snprintf(timing, sizeof timing, "decode;dur=%.3f, edit;dur=%.3f, finish;dur=%.3f, encode;dur=%.3f",
-                decode_seconds * 1e3, edit_seconds * 1e3, finish_seconds * 1e3, encode_seconds * 1e3);
-  response.set_header("Server-Timing", timing);
   const json fields = {{"model", context.model_name},
                        {"output_format", form.output_format.empty() ? "png" : form.output_format}};
   std::string body = "{\"created\":" + std::to_string(static_cast<int64_t>(std::time(nullptr))) + ",\"data\":[" +
                      data + "],";
   const std::string rest = fields.dump(-1, ' ', false, json::error_handler_t::replace);
   body += rest.substr(1);  // the fields' object without its opening brace
+  // The server's own part of the latency, so a client can tell HTTP overhead from edit time.
+  // receive: httplib reading and parsing the body after the headers; edit: submission to the
+  // engine's last event; finish: from there to the encoded result, less the encoding (event
+  // delivery, the result's hand-over); answer: base64 and the JSON around it.
+  char timing[256];
+  std::snprintf(timing, sizeof timing,
+                "receive;dur=%.3f, decode;dur=%.3f, edit;dur=%.3f, finish;dur=%.3f, encode;dur=%.3f, answer;dur=%.3f",
+                receive_seconds * 1e3, decode_seconds * 1e3, edit_seconds * 1e3, finish_seconds * 1e3,
+                encode_seconds * 1e3, seconds_since(answer_start) * 1e3);
+  response.set_header("Server-Timing", timing);
   response.status = 200;
   response.set_content(std::move(body), "application/json");
 }

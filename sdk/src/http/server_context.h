@@ -51,6 +51,11 @@ struct ServerContext {
   static std::string base_url(const std::string& host_header, int port);
 };
 
+// Seconds since this connection thread's current request had its headers read (the server's
+// pre-routing hook): a route's own start minus this is the time httplib took to read and parse
+// the body. 0 outside a request.
+double seconds_since_request_headers();
+
 // The route groups (one file each).
 void add_openai_routes(httplib::Server& server, ServerContext& context);
 void add_edit_routes(httplib::Server& server, ServerContext& context);
