@@ -17,6 +17,7 @@ packages=(
   qt6-base-dev            # desktop app
   libdnnl-dev             # oneDNN sgemm: ~6x faster fp32 linear layers than OpenBLAS here
   libicu-dev              # Unicode classes, case mapping, normalisation (CLIP tokenizer)
+  libsentencepiece-dev    # tests only: the reference the T5 tokenizer is checked against (see tests/t5_tokenizer)
   clang libclang-rt-14-dev  # libFuzzer targets for the untrusted-file parsers
   libopencv-photo-dev libopencv-imgproc-dev libopencv-core-dev  # Telea baseline of bench quality
   # The bridges into creative tools, and the applications their tests run headless (~150 MB):
