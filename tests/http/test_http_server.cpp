@@ -43,10 +43,12 @@ struct TestImages {
 
 struct TestServer {
   test::TempDir dir;
-  sdk::Engine engine;
-  sdk::Server server;
+  // Declared before the server so they outlive it: httplib logs a request after writing its
+  // answer, so a connection thread may still append when the client has read the last reply.
   std::mutex log_mutex;
   std::vector<std::string> log;
+  sdk::Engine engine;
+  sdk::Server server;
 
   explicit TestServer(sdk::ServerOptions options = {}, size_t max_queued = 0) {
     sdk::EngineOptions engine_options;

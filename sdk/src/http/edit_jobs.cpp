@@ -140,7 +140,12 @@ EditJobs::EditJobs(sdk::Engine engine, ServerMetrics& metrics, JobRetention rete
 
 EditJobs::~EditJobs() {
   cancel_all();
-  wait_all_finished(60);
+  // Without a timeout: the engine's event callbacks point into this object until every job's
+  // terminal event has come, and a cancel lands at the next step boundary.
+  {
+    std::unique_lock<std::mutex> lock(jobs_mutex_);
+    all_finished_.wait(lock, [&] { return unfinished_ == 0; });
+  }
   {
     std::lock_guard<std::mutex> lock(finish_mutex_);
     stopping_ = true;
@@ -173,10 +178,10 @@ std::shared_ptr<EditJob> EditJobs::submit(const EditImages& images, const sdk::E
   job->state_.output_format = job->output_format_;
   job->on_ready_to_finish_ = [this, weak = std::weak_ptr<EditJob>(job)] {
     if (auto ready = weak.lock()) {
-      {
-        std::lock_guard<std::mutex> lock(finish_mutex_);
-        to_finish_.push_back(std::move(ready));
-      }
+      // Notified under the lock: this runs on the engine's event thread, and once the lock is
+      // released a finisher may finish the last job, letting ~EditJobs destroy finish_ready_.
+      std::lock_guard<std::mutex> lock(finish_mutex_);
+      to_finish_.push_back(std::move(ready));
       finish_ready_.notify_one();
     }
   };
