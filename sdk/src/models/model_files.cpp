@@ -38,7 +38,10 @@ std::vector<std::shared_ptr<const SafetensorsFile>> open_component_weights(const
   for (const std::string& shard : shards) {
     if (shard.find('/') != std::string::npos || shard.find("..") != std::string::npos)
       throw CorruptDataError(index.string() + ": shard name '" + shard + "' must be a plain file name");
-    files.push_back(SafetensorsFile::open((fs::path(dir) / shard).string()));
+    const fs::path shard_path = fs::path(dir) / shard;
+    if (!fs::exists(shard_path))
+      throw NotFoundError(index.string() + ": names shard '" + shard + "', which is not in " + dir);
+    files.push_back(SafetensorsFile::open(shard_path.string()));
   }
   return files;
 }
