@@ -31,13 +31,23 @@ expect_error "not a model folder" "no transformer/config.json" -- edit --image "
 expect_error "truncated safetensors" "diffusion_pytorch_model.safetensors" -- edit --image "$work/mask.png" --mask "$work/mask.png" --out "$work/o.png" --model "$work/model"
 expect_error "bad fixture folder" "$work/nofixture" -- dev run-fixture "$work/nofixture"
 
-# The fixture runner passes on a golden folder when ../shared is there (skipped otherwise).
-fixture="${FLASHPS_FIXTURES_DIR:-$(dirname "$0")/../../../shared/fixtures}/flux_fill_tiny"
-if [ -d "$fixture" ]; then
-  if "$flashps" dev run-fixture "$fixture" | grep -q "^PASS"; then echo "ok: run-fixture PASS"; else
-    echo "FAIL: run-fixture on $fixture"; failures=$((failures + 1)); fi
+# The fixture runner passes on every golden folder, whatever kinds and however many there are,
+# when ../shared is there (skipped otherwise).
+fixtures="${FLASHPS_FIXTURES_DIR:-$(dirname "$0")/../../../shared/fixtures}"
+if [ -d "$fixtures" ]; then
+  ran=0
+  for fixture in "$fixtures"/*/; do
+    fixture=${fixture%/}
+    ran=$((ran + 1))
+    if "$flashps" dev run-fixture "$fixture" > "$work/fixture.txt" 2>&1 && grep -q "^PASS" "$work/fixture.txt"; then
+      echo "ok: run-fixture PASS on $(basename "$fixture") ($(tail -1 "$work/fixture.txt"))"
+    else
+      echo "FAIL: run-fixture on $fixture"; cat "$work/fixture.txt"; failures=$((failures + 1))
+    fi
+  done
+  [ "$ran" -gt 0 ] || { echo "FAIL: no fixture folders in $fixtures"; failures=$((failures + 1)); }
 else
-  echo "skipped: run-fixture (no fixtures at $fixture)"
+  echo "skipped: run-fixture (no fixtures at $fixtures)"
 fi
 
 # A template registered by one process is reused by the next (the activation store on disk).

@@ -29,8 +29,8 @@ TEST_CASE("CLIP tokenizer matches OpenAI's on every golden prompt, ftfy cases in
   CHECK(tokenizer.eos_token_id() == 49407);
   CHECK(tokenizer.pad_token_id() == 49407);  // SD1.x tokenizer_config
   const dev::FixtureSet fixtures = dev::load_fixture_set(dir.string());
-  REQUIRE(fixtures.cases.size() == 40);
-  int truncated = 0;
+  REQUIRE_FALSE(fixtures.cases.empty());
+  int truncated = 0, expected_truncated = 0;
   for (const dev::FixtureCase& fixture : fixtures.cases) {
     const std::string text = fixture.inputs.at("text").get<std::string>();
     const int max_length = fixture.inputs.value("max_length", 77);
@@ -41,8 +41,10 @@ TEST_CASE("CLIP tokenizer matches OpenAI's on every golden prompt, ftfy cases in
     const TokenizedPrompt sd2 = tokenizer.tokenize(text, max_length, /*pad_token_id=*/0);
     CHECK(sd2.input_ids == as_ids(fixtures.tensor(fixture.outputs.at("input_ids_pad_zero"))));
     truncated += sd1.truncated;
+    // Truncated where the text's ids and the two end tokens do not fit.
+    expected_truncated += fixtures.tensor(fixture.outputs.at("ids")).numel() + 2 > max_length;
   }
-  CHECK(truncated == 2);
+  CHECK(truncated == expected_truncated);
 }
 
 TEST_CASE("CLIP tokenizer folders with missing or malformed files are named in errors", "[models][clip]") {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "dev/fixture_runners.h"
 
 namespace flashps::dev {
@@ -23,9 +24,18 @@ CaseResult compare_case_outputs(const FixtureSet& set, const FixtureCase& fixtur
 FixtureReport run_fixture(const std::string& dir) {
   namespace fs = std::filesystem;
   if (fs::exists(fs::path(dir) / "schedulers.json")) return run_schedulers_fixture(dir);
+  // The T5 tokenizer's cases.json lists prompts with their ids inline, without cases.safetensors.
+  const fs::path cases = fs::path(dir) / "cases.json";
+  if (fs::exists(cases) && read_json_file(cases.string()).value("component", std::string()) == "T5Tokenizer")
+    return run_t5_tokenizer_fixture(dir);
   FixtureSet set = load_fixture_set(dir);
   if (set.component == "FluxTransformer2DModel") return run_flux_transformer_fixture(set);
   if (set.component == "AutoencoderKL") return run_autoencoder_kl_fixture(set);
+  if (set.component == "UNet2DConditionModel") return run_unet_fixture(set);
+  if (set.component == "CLIPTextModel" || set.component == "CLIPTextModelWithProjection")
+    return run_clip_text_fixture(set);
+  if (set.component == "T5EncoderModel") return run_t5_encoder_fixture(set);
+  if (set.component == "CLIPTokenizer") return run_clip_tokenizer_fixture(set);
   throw Error(dir + ": component '" + set.component + "' is not supported by this build");
 }
 

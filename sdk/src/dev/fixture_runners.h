@@ -10,6 +10,11 @@ namespace flashps::dev {
 FixtureReport run_flux_transformer_fixture(const FixtureSet& set);  // models/flux
 FixtureReport run_autoencoder_kl_fixture(const FixtureSet& set);    // models/vae
 FixtureReport run_schedulers_fixture(const std::string& dir);       // schedulers/
+FixtureReport run_unet_fixture(const FixtureSet& set);              // models/unet
+FixtureReport run_clip_text_fixture(const FixtureSet& set);         // models/clip
+FixtureReport run_t5_encoder_fixture(const FixtureSet& set);        // models/t5
+FixtureReport run_clip_tokenizer_fixture(const FixtureSet& set);    // models/clip
+FixtureReport run_t5_tokenizer_fixture(const std::string& dir);     // models/t5 (own cases.json format)
 
 // Compares a case's actual outputs (output name -> tensor) against its expected tensors.
 CaseResult compare_case_outputs(const FixtureSet& set, const FixtureCase& fixture_case,

@@ -34,6 +34,20 @@ std::optional<double> optional_number(const json& object, const char* key) {
   return found->get<double>();
 }
 
+// The mu a run sets its schedule with. A dynamic-shift entry states how mu is derived
+// (calculate_shift of its "image_seq_len" with the scheduler's config), so it is computed here, as
+// FluxPipeline computes it; a run's stored "mu" is only the value to compare against.
+std::optional<double> schedule_mu(const Scheduler& scheduler, const json& entry, const json& run) {
+  const auto* flow_match = dynamic_cast<const FlowMatchEulerDiscreteScheduler*>(&scheduler);
+  if (flow_match != nullptr && flow_match->config().use_dynamic_shifting) {
+    if (!entry.contains("image_seq_len"))
+      throw Error("dynamic-shift entry '" + entry.at("name").get<std::string>() +
+                  "' has no image_seq_len to derive mu from");
+    return flow_match->dynamic_shift_mu(entry.at("image_seq_len").get<int>());
+  }
+  return optional_number(run, "mu");
+}
+
 // The fixture's fake denoiser: 0.5 * x_in + 0.1 * sin(t / 100), the sine in double precision.
 at::Tensor fake_model_output(const at::Tensor& model_input, float timestep) {
   return model_input * 0.5 + 0.1 * std::sin(static_cast<double>(timestep) / 100.0);
@@ -47,7 +61,12 @@ CaseResult run_trajectory(const Scheduler& prototype, const json& entry, const j
   result.name = entry.at("name").get<std::string>() + "/n" + std::to_string(steps);
 
   std::unique_ptr<Scheduler> scheduler = prototype.clone();
-  scheduler->set_timesteps(steps, optional_number(run, "mu"));
+  const std::optional<double> mu = schedule_mu(prototype, entry, run);
+  const std::optional<double> stored_mu = optional_number(run, "mu");
+  if (mu && stored_mu)  // the derived mu against the reference's
+    result.outputs.push_back(compare_output("mu", at::tensor({*mu}, at::kDouble),
+                                            at::tensor({*stored_mu}, at::kDouble), atol, rtol));
+  scheduler->set_timesteps(steps, mu);
   const std::string timesteps_key = run.at("timesteps_key").get<std::string>();
   result.outputs.push_back(compare_output("timesteps", scheduler->timesteps(),
                                           stored_tensor(tensors, timesteps_key, dir), atol, rtol));
@@ -87,12 +106,9 @@ CaseResult run_add_noise(const Scheduler& prototype, const json& entry, const js
   CaseResult result;
   result.name = entry.at("name").get<std::string>() + "/add_noise";
 
-  // The mu of a dynamic-shift entry is the same for every run; take it from the 10-step run.
-  std::optional<double> mu;
-  for (const json& run : runs)
-    if (run.at("num_inference_steps").get<int>() == 10) mu = optional_number(run, "mu");
+  // add_noise follows set_timesteps(10), with the mu the entry derives (it depends on no run).
   std::unique_ptr<Scheduler> scheduler = prototype.clone();
-  scheduler->set_timesteps(10, mu);
+  scheduler->set_timesteps(10, schedule_mu(prototype, entry, runs.empty() ? json::object() : runs.front()));
 
   const at::Tensor& timestep =
       stored_tensor(tensors, spec.at("timestep_key").get<std::string>(), dir);
