@@ -10,10 +10,10 @@ target_link_libraries(flashps_devtools PUBLIC flashps nlohmann_json::nlohmann_js
 set_target_properties(flashps_devtools PROPERTIES
   POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 target_compile_definitions(flashps_devtools PRIVATE $<TARGET_PROPERTY:flashps_objects,COMPILE_DEFINITIONS>)
+# cpp-httplib's build defines are compile options of flashps_objects (bench http includes it):
+# every source needs them, or GCC ignores the shared precompiled header there.
+target_compile_options(flashps_devtools PRIVATE ${FLASHPS_HTTPLIB_CFLAGS_OTHER})
 target_precompile_headers(flashps_devtools REUSE_FROM flashps_objects)
-# bench http includes cpp-httplib: the library's build defines, on that one file.
-set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/src/bench/http_benchmark.cpp APPEND PROPERTY
-  COMPILE_OPTIONS ${FLASHPS_HTTPLIB_CFLAGS_OTHER})
 
 # OpenCV's Telea inpainting is the classical baseline of `bench quality`. Only three modules are
 # needed (Debian's libopencv-{core,imgproc,photo}-dev, which ship no CMake package config without
