@@ -15,7 +15,7 @@ namespace {
 constexpr const char* kToolName = "flashps-bench";
 const char* const kDeveloperCommands[][2] = {
     {"bench", "Benchmarks: edit, quality, photo, store, serve, http (runs flashps-bench)"},
-    {"dev", "Developer tools: run-fixture (runs flashps-bench)"},
+    {"dev", "Developer tools: run-fixture, random-model (runs flashps-bench)"},
     {"profile", "Fit this machine's latency models for the scheduler (runs flashps-bench)"},
 };
 

@@ -25,6 +25,7 @@ namespace fps = flashps::sdk;
 struct EditCommandOptions {
   std::string image, mask, output, model, prompt_embeds, cache_mode = "auto", dtype = "fp32", device = "cpu";
   std::string prompt, negative_prompt;
+  int max_sequence_length = 0;
   std::string cache_dir;
   std::string texture = "model";  // texture transfer: model (its folder's choice), on, off
   // As typed: parsed strictly (CLI11 would wrap "-1" and saturate overflow); the SDK owns the ranges.
@@ -46,8 +47,11 @@ void add_shared_options(CLI::App* command, EditCommandOptions& options, bool mas
       ->check(CLI::Range(1, 1000));
   command->add_option("--strength", options.strength, "Denoising strength in (0, 1]")->capture_default_str();
   command->add_option("--guidance", options.guidance, "Guidance scale (guidance-distilled models)");
-  command->add_option("--prompt,-p", options.prompt, "Text prompt (models with text encoders: Stable Diffusion folders)");
+  command->add_option("--prompt,-p", options.prompt, "Text prompt (folders with text encoders: Stable Diffusion, Flux with text_encoder_2)");
   command->add_option("--negative-prompt", options.negative_prompt, "Negative prompt (classifier-free guidance)");
+  command->add_option("--max-sequence-length", options.max_sequence_length,
+                      "Flux with text encoders: T5 tokens the prompt is encoded to (default: the model's, 512)")
+      ->check(CLI::Range(1, 512));
   command->add_option("--prompt-embeds", options.prompt_embeds,
                       "safetensors with prompt_embeds and pooled_prompt_embeds (default: the model's "
                       "stored empty prompt)");
@@ -110,6 +114,7 @@ fps::EditOptions edit_options(const EditCommandOptions& options) {
   edit.cache_mode = fps::cache_mode_from_name(options.cache_mode);
   edit.prompt = options.prompt;
   edit.negative_prompt = options.negative_prompt;
+  edit.max_sequence_length = options.max_sequence_length;
   edit.prompt_embeds_path = options.prompt_embeds;
   if (options.texture != "model") edit.texture_transfer = options.texture == "on";
   edit.progress = terminal_progress(options.quiet);
@@ -152,6 +157,7 @@ nlohmann::json stats_json(const fps::EditStats& stats) {
           {"mask_ratio", stats.mask_ratio},
           {"mode", fps::cache_mode_name(stats.mode_used)},
           {"cache_hit", stats.cache_hit},
+          {"prompt_cache_hit", stats.prompt_cache_hit},  // the prompt's embeddings came from the store
           {"template", stats.template_hash},  // the capture reused; "" on a miss
           {"compute_saving", stats.compute_saving},
           {"blocks_from_cache", stats.blocks_from_cache},

@@ -127,6 +127,10 @@ TEST_CASE("JSON edit forms: fields, types, limits and their statuses", "[http]")
   CHECK(options.seed == 7u);
   CHECK(options.steps == 3);
   CHECK(options.cache_mode == sdk::CacheMode::full);
+  CHECK(options.max_sequence_length == 0);  // the model's default unless given
+  CHECK(edit_options_of(form_of({{"max_sequence_length", 128}})).max_sequence_length == 128);
+  CHECK(status_of([&] { form_of({{"max_sequence_length", 513}}); }) == 400);
+  CHECK(status_of([&] { form_of({{"max_sequence_length", 0}}); }) == 400);
 
   CHECK(status_of([&] { form_of({{"n", 4}}); }) == 422);            // over max_images
   CHECK(status_of([&] { form_of({{"n", 0}}); }) == 422);

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/json_file.h"
+#include "models/t5/sentencepiece_model.h"
 #include "models/t5/t5_tokenizer.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
@@ -115,4 +116,35 @@ TEST_CASE("T5 tokenizer rejects a truncated spiece.model and unknown special tok
   CHECK_THROWS_WITH(T5Tokenizer::load(truncated), Catch::Contains("'<missing>' is not a piece"));
   write_bytes(temp.file("tokenizer_config.json"), R"({"eos_token": 5})");
   CHECK_THROWS_WITH(T5Tokenizer::load(truncated), Catch::Contains("tokenizer_config.json") && Catch::Contains("eos_token"));
+}
+
+TEST_CASE("a spiece.model written by the SDK reads back field for field and tokenizes", "[models][t5]") {
+  namespace sp = sentencepiece;
+  sp::ModelProto model;
+  model.pieces = {{"<pad>", 0, sp::PieceType::control}, {"</s>", 0, sp::PieceType::control},
+                  {"<unk>", 0, sp::PieceType::unknown}, {"\xe2\x96\x81" "ab", -1.5f, sp::PieceType::normal},
+                  {"a", -4.0f, sp::PieceType::normal}, {"b", -4.25f, sp::PieceType::normal},
+                  {"\xe2\x96\x81", -3.0f, sp::PieceType::normal}};
+  model.trainer.pad_id = 0;
+  model.trainer.eos_id = 1;
+  model.trainer.unk_id = 2;
+  model.trainer.bos_id = -1;  // a negative int32: a ten-byte varint
+  model.trainer.byte_fallback = false;
+  model.normalizer.name = "identity";
+  model.normalizer.add_dummy_prefix = true;
+  const std::string bytes = sp::serialize_model_proto(model);
+  const sp::ModelProto read = sp::parse_model_proto(bytes, "written");
+  REQUIRE(read.pieces.size() == model.pieces.size());
+  for (size_t i = 0; i < read.pieces.size(); ++i) {
+    CHECK(read.pieces[i].text == model.pieces[i].text);
+    CHECK(read.pieces[i].score == model.pieces[i].score);
+    CHECK(read.pieces[i].type == model.pieces[i].type);
+  }
+  CHECK(read.trainer.bos_id == -1);
+  CHECK(read.trainer.eos_id == 1);
+  CHECK(read.trainer.pad_id == 0);
+  CHECK(read.normalizer.name == "identity");
+  const T5Tokenizer tokenizer = T5Tokenizer::from_model_bytes(bytes, "written");
+  CHECK(tokenizer.ids("ab ba") == std::vector<int64_t>{3, 6, 5, 4});  // "▁ab", "▁", "b", "a"
+  CHECK(tokenizer.encode("ab", 4).input_ids == std::vector<int64_t>{3, 1, 0, 0});
 }

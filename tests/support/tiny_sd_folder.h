@@ -12,6 +12,7 @@
 
 #include "core/json_file.h"
 #include "core/tensor_io.h"
+#include "models/random_text_encoders.h"
 #include "support/temp_dir.h"
 
 namespace flashps::test {
@@ -25,29 +26,6 @@ inline void copy_folder(const fs::path& from, const fs::path& to) {
       fs::copy_file(entry.path(), to / entry.path().filename(), fs::copy_options::overwrite_existing);
 }
 
-// Byte-level CLIP vocabulary without merges, ids below the tiny text encoder's 1000.
-inline void write_tiny_tokenizer(const fs::path& dir) {
-  fs::create_directories(dir);
-  std::vector<bool> printable(256, false);
-  for (int b = '!'; b <= '~'; ++b) printable[b] = true;
-  for (int b = 0xA1; b <= 0xAC; ++b) printable[b] = true;
-  for (int b = 0xAE; b <= 0xFF; ++b) printable[b] = true;
-  int extra = 0;
-  nlohmann::json vocab;
-  for (int b = 0; b < 256; ++b) {
-    const int code = printable[b] ? b : 256 + extra++;
-    std::string utf8;
-    if (code < 0x80) utf8 = std::string(1, char(code));
-    else utf8 = {char(0xC0 | (code >> 6)), char(0x80 | (code & 0x3F))};
-    vocab[utf8] = b;
-    vocab[utf8 + "</w>"] = 256 + b;
-  }
-  vocab["<|startoftext|>"] = 998;
-  vocab["<|endoftext|>"] = 999;
-  write_json_file((dir / "vocab.json").string(), vocab);
-  std::ofstream(dir / "merges.txt") << "#version: 0.2\n";
-}
-
 }  // namespace sd_folder_detail
 
 // A tiny SD inpainting folder; `in_channels` 4 turns the UNet into a plain one (conv_in cut).
@@ -58,7 +36,7 @@ inline std::string tiny_sd_folder(const std::filesystem::path& fixtures, const T
   copy_folder(fixtures / "unet_sd_inpaint_tiny", root / "unet");
   copy_folder(fixtures / "vae_sd_tiny", root / "vae");
   copy_folder(fixtures / "clip_text_tiny", root / "text_encoder");
-  write_tiny_tokenizer(root / "tokenizer");
+  write_byte_level_clip_tokenizer((root / "tokenizer").string());
   fs::create_directories(root / "scheduler");
   nlohmann::json scheduler = {{"_class_name", "PNDMScheduler"}, {"beta_start", 0.00085}, {"beta_end", 0.012},
                               {"beta_schedule", "scaled_linear"}, {"num_train_timesteps", 1000}, {"skip_prk_steps", true},

@@ -62,6 +62,11 @@ typedef struct flashps_edit_params {
   const char* negative_prompt; /* classifier-free guidance; NULL: "" */
   int context_size;        /* edit larger images through a window of this many pixels around the
                               mask: 0 the model's native size, < 0 always the whole image */
+  /* ---- added in API 4 ---- */
+  /* Flux folders with text encoders: T5 tokens of the prompt (FluxPipeline's max_sequence_length),
+   * 1..512; 0 the model's default (512). 64-bit so that it starts past API 3's tail padding, which
+   * an API 3 caller's struct_size covers. */
+  int64_t max_sequence_length;
 } flashps_edit_params;
 
 typedef struct flashps_edit_stats {
@@ -88,6 +93,8 @@ typedef struct flashps_edit_stats {
   /* The template's key in the store (hex), owned as notes is: set by registrations and by edits
    * that reused a capture; "" otherwise. flashps_store_remove takes it (or a prefix). */
   const char* template_hash;
+  /* ---- added in API 4 ---- */
+  int prompt_cache_hit; /* the prompt's embeddings came from the store: no text encoder ran */
 } flashps_edit_stats;
 
 typedef struct flashps_model_info {

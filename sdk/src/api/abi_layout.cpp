@@ -47,7 +47,8 @@ static_assert(kEditParamsV1Size == 80);
 static_assert(offsetof(flashps_edit_params, prompt) == 80);  // API 2
 static_assert(offsetof(flashps_edit_params, negative_prompt) == 88);
 static_assert(offsetof(flashps_edit_params, context_size) == 96);
-static_assert(sizeof(flashps_edit_params) == 104);
+static_assert(offsetof(flashps_edit_params, max_sequence_length) == 104);  // API 4
+static_assert(sizeof(flashps_edit_params) == 112);
 
 // ---- flashps_edit_stats: API 1 up to `cache_bytes` ----
 static_assert(offsetof(flashps_edit_stats, struct_size) == 0);
@@ -70,7 +71,8 @@ static_assert(offsetof(flashps_edit_stats, entries_failed) == 96);
 static_assert(offsetof(flashps_edit_stats, notes) == 104);
 static_assert(offsetof(flashps_edit_stats, note_count) == 112);
 static_assert(offsetof(flashps_edit_stats, template_hash) == 120);
-static_assert(sizeof(flashps_edit_stats) == 128);
+static_assert(offsetof(flashps_edit_stats, prompt_cache_hit) == 128);  // API 4
+static_assert(sizeof(flashps_edit_stats) == 136);
 
 // ---- structs new in API 2: their whole size is their first layout ----
 static_assert(kRuntimeOptionsV2Size == 40);

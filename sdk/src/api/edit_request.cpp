@@ -43,6 +43,8 @@ EditRequest to_request(const flashps_edit_params& params) {
           std::to_string(params.mask_feather_pixels), "0 to 16384");
   require(params.token_dilation >= 0 && params.token_dilation <= kMaxImageSide / 16, "token_dilation",
           std::to_string(params.token_dilation), "0 to 1024");
+  require(params.max_sequence_length >= 0 && params.max_sequence_length <= 512, "max_sequence_length",
+          std::to_string(params.max_sequence_length), "0 (the model's default) to 512");
   require(params.texture_transfer >= -1 && params.texture_transfer <= 1, "texture_transfer",
           std::to_string(params.texture_transfer), "-1 (the model's choice), 0 (off) or 1 (on)");
   request.seed = params.seed;
@@ -57,6 +59,7 @@ EditRequest to_request(const flashps_edit_params& params) {
   if (params.prompt) request.prompt = params.prompt;
   if (params.negative_prompt) request.negative_prompt = params.negative_prompt;
   request.context_size = params.context_size;
+  request.max_sequence_length = static_cast<int>(params.max_sequence_length);
   if (params.prompt_embeds_path) {
     if (!std::filesystem::exists(params.prompt_embeds_path))
       throw NotFoundError(std::string(params.prompt_embeds_path) +
@@ -102,6 +105,7 @@ void fill_stats(const EditStats& stats, int64_t cache_bytes, flashps_edit_stats*
   result.blocks_computed = stats.blocks_computed;
   result.entries_failed = stats.entries_failed;
   result.note_count = static_cast<int>(stats.notes.size());
+  result.prompt_cache_hit = stats.prompt_cache_hit ? 1 : 0;
   // Only a caller whose struct has the field gets (and owns the lifetime of) the string.
   if (out->struct_size >= offsetof(flashps_edit_stats, notes) + sizeof(result.notes)) {
     result.notes = strings.notes_joined ? strings.notes_joined->c_str()

@@ -126,6 +126,7 @@ flashps_edit_params flashps_edit_default_params(void) {
   params.prompt = nullptr;
   params.negative_prompt = nullptr;
   params.context_size = 0;
+  params.max_sequence_length = 0;
   return params;
 }
 

@@ -107,6 +107,7 @@ std::vector<serve::EngineDevice> load_devices(flashps_engine& handle, const std:
     auto pipeline = std::shared_ptr<flashps::FluxInpaintPipeline>(
         flashps::FluxInpaintPipeline::load(model_dir, dtype, handle.store, device));
     if (!handle.flux) handle.flux = pipeline;
+    handle.takes_text = pipeline->has_text_encoder();  // Flux folders with text_encoder_2
     workers.push_back(serve::engine_device(pipeline, profile, device.str()));
     report_load(params, static_cast<int>(workers.size()), total, start);
   }

@@ -22,7 +22,7 @@ struct flashps_engine {
   std::shared_ptr<flashps::FluxInpaintPipeline> flux;
   std::shared_ptr<flashps::SDInpaintPipeline> sd;
   std::unique_ptr<flashps::serve::Engine> engine;
-  bool takes_text = false;  // the model encodes prompts (Stable Diffusion)
+  bool takes_text = false;  // the model encodes prompts (Stable Diffusion, Flux with text encoders)
   int workers = 0;
   // flashps_model_info's strings point into these.
   std::string model_dir, fingerprint, devices;

@@ -104,6 +104,8 @@ void set_field(EditForm& form, const std::string& name, const std::string& value
     (name == "mask_grow_pixels" ? form.mask_grow_pixels : form.mask_feather_pixels) = pixels;
   } else if (name == "context_size") {
     form.context_size = bounded_int(parse_integer(value, name), -1, 16384, name);
+  } else if (name == "max_sequence_length") {
+    form.max_sequence_length = bounded_int(parse_integer(value, name), 1, 512, name);
   } else if (name == "strength") {
     const double strength = parse_number(value, name);
     if (!(strength > 0 && strength <= 1)) throw HttpError(400, "strength must be in (0, 1]", name);
@@ -287,6 +289,7 @@ sdk::EditOptions edit_options_of(const EditForm& form) {
   if (form.mask_grow_pixels) options.mask_grow_pixels = *form.mask_grow_pixels;
   if (form.mask_feather_pixels) options.mask_feather_pixels = *form.mask_feather_pixels;
   if (form.context_size) options.context_size = *form.context_size;
+  if (form.max_sequence_length) options.max_sequence_length = *form.max_sequence_length;
   if (!form.cache.empty()) options.cache_mode = sdk::cache_mode_from_name(form.cache);
   options.prompt = form.prompt;
   options.negative_prompt = form.negative_prompt;

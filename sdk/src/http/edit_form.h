@@ -32,7 +32,7 @@ struct EditForm {
   std::string prompt, negative_prompt, model, size, response_format, output_format, cache;
   int n = 1;
   std::optional<uint64_t> seed;
-  std::optional<int> steps, mask_grow_pixels, mask_feather_pixels, context_size;
+  std::optional<int> steps, mask_grow_pixels, mask_feather_pixels, context_size, max_sequence_length;
   std::optional<float> strength, guidance_scale;
   double deadline_seconds = 0;
 };

@@ -10,6 +10,7 @@
 #include "core/tensor_io.h"
 #include "schedulers/flow_match_euler_discrete.h"
 #include "models/flux/flux_transformer.h"
+#include "models/random_text_encoders.h"
 #include "models/random_weights.h"
 #include "models/vae/autoencoder_kl.h"
 
@@ -79,12 +80,24 @@ void write_random_flux_model(const std::string& dir, const RandomFluxModelSpec& 
   save_safetensors((fs::path(dir) / "empty_prompt_embeds.safetensors").string(),
                    {{"prompt_embeds", at::randn({spec.text_tokens, spec.transformer.joint_attention_dim}, generator)},
                     {"pooled_prompt_embeds", at::randn({spec.transformer.pooled_projection_dim}, generator)}});
-  write_json_file((fs::path(dir) / "model_index.json").string(),
-             {{"_class_name", "FluxFillPipeline"},
-              {"_flashps_note", "random weights: for tests and benchmarks, not for real edits"},
-              {"transformer", {"diffusers", "FluxTransformer2DModel"}},
-              {"vae", {"diffusers", spec.vae_config.value("_class_name", std::string("AutoencoderKL"))}},
-              {"scheduler", {"diffusers", "FlowMatchEulerDiscreteScheduler"}}});
+  nlohmann::json index = {{"_class_name", "FluxFillPipeline"},
+                          {"_flashps_note", "random weights: for tests and benchmarks, not for real edits"},
+                          {"transformer", {"diffusers", "FluxTransformer2DModel"}},
+                          {"vae", {"diffusers", spec.vae_config.value("_class_name", std::string("AutoencoderKL"))}},
+                          {"scheduler", {"diffusers", "FlowMatchEulerDiscreteScheduler"}}};
+  if (spec.text_encoders) {
+    RandomFluxTextEncodersSpec text;
+    text.clip_hidden_size = spec.transformer.pooled_projection_dim;
+    text.t5_d_model = spec.transformer.joint_attention_dim;
+    text.seed = spec.seed;
+    write_random_flux_text_encoders(dir, text);
+    index["text_encoder"] = {"transformers", "CLIPTextModel"};
+    index["tokenizer"] = {"transformers", "CLIPTokenizer"};
+    index["text_encoder_2"] = {"transformers", "T5EncoderModel"};
+    index["tokenizer_2"] = {"transformers", "T5TokenizerFast"};
+    index["_flashps_max_sequence_length"] = spec.max_sequence_length;
+  }
+  write_json_file((fs::path(dir) / "model_index.json").string(), index);
 }
 
 }  // namespace flashps

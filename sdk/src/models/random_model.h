@@ -14,6 +14,11 @@ struct RandomFluxModelSpec {
   nlohmann::json vae_config;        // diffusers AutoencoderKL config
   nlohmann::json scheduler_config;  // FlowMatchEulerDiscreteScheduler config
   int64_t text_tokens = 16;         // length of the stored empty-prompt embeddings
+  // Also write text_encoder/, tokenizer/, text_encoder_2/, tokenizer_2/ (models/random_text_encoders.h),
+  // so the folder edits from a text prompt; model_index.json then sets the T5 length to
+  // `max_sequence_length` (FluxPipeline's 512 would only slow a tiny model down).
+  bool text_encoders = false;
+  int max_sequence_length = 32;
   uint64_t seed = 0;
 };
 

@@ -34,6 +34,9 @@ struct EditRequest {
   // Text prompts, for models with text encoders (Stable Diffusion folders); models without one
   // take `conditioning` and say that the text is not used.
   std::string prompt, negative_prompt;
+  // Flux folders with text encoders: T5 tokens of the prompt (FluxPipeline's
+  // max_sequence_length, 1..512); 0 = the model's default (512).
+  int max_sequence_length = 0;
   uint64_t seed = 0;
   int steps = 0;  // 0: the model's recommended steps (StepwisePipeline::recommended_steps)
   double strength = 1.0;                 // 1: start from pure noise in the masked region
@@ -61,6 +64,7 @@ struct EditStats {
   double mask_ratio = 0;      // masked tokens / tokens
   CacheMode mode_used = CacheMode::full;
   bool cache_hit = false;
+  bool prompt_cache_hit = false;  // the prompt's embeddings came from the store: no text encoder ran
   double compute_saving = 1.0;  // FLOPs of a full step / FLOPs of the step as run (cost model)
   int blocks_from_cache = 0, blocks_computed = 0, entries_failed = 0;
   int64_t cache_bytes_loaded = 0;

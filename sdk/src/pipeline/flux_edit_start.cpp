@@ -124,6 +124,9 @@ engine::RequestWork FluxInpaintPipeline::estimate_work(const EditRequest& reques
   work.masked_tokens = std::min(work.image_tokens, static_cast<int64_t>(std::ceil(window_ratio * double(work.image_tokens))));
   const Conditioning& text = request.conditioning.defined() ? request.conditioning : components_.empty_prompt;
   work.text_tokens = text.defined() ? text.prompt_embeds.size(0) : 0;
+  if (!request.conditioning.defined() && components_.text.present())
+    work.text_tokens = request.max_sequence_length != 0 ? request.max_sequence_length
+                                                        : components_.text.max_sequence_length;
   work.cached = request.mode != CacheMode::full;  // known once started: the template may not be registered
   return work;
 }

@@ -60,6 +60,18 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   int recommended_steps = 28;
   if (fs::exists(model_index)) {
     const nlohmann::json index = read_json_file(model_index.string());
+    components.text = load_flux_text_encoders(model_dir, index, model_index.string(), dtype);
+    if (components.text.present()) {
+      const FluxConfig& transformer = components.transformer->config();
+      const int64_t t5_width = components.text.text_encoder_2->config().d_model;
+      const int64_t clip_width = components.text.text_encoder->config().hidden_size;
+      if (t5_width != transformer.joint_attention_dim || clip_width != transformer.pooled_projection_dim)
+        throw CorruptDataError(model_dir + ": the text encoders do not fit the transformer: text_encoder_2's d_model " +
+                               std::to_string(t5_width) + " must be its joint_attention_dim " +
+                               std::to_string(transformer.joint_attention_dim) + ", text_encoder's hidden_size " +
+                               std::to_string(clip_width) + " its pooled_projection_dim " +
+                               std::to_string(transformer.pooled_projection_dim));
+    }
     const auto native = index.find("_flashps_native_size");
     if (native != index.end()) {
       if (!native->is_number_integer() || native->get<int>() < 16)
@@ -91,6 +103,10 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   if (!device.is_cpu()) {
     components.transformer->to(device);
     components.vae->to_device(device);
+    if (components.text.present()) {
+      components.text.text_encoder->to(device);
+      components.text.text_encoder_2->to(device);
+    }
   }
   auto pipeline = std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
   pipeline->recommended_steps_ = recommended_steps;
@@ -125,7 +141,9 @@ PipelineCostProfile FluxInpaintPipeline::cost_profile() const {
   const int64_t token_pixels = vae_scale_factor() * 2;  // 2x2 latent patches per token
   const int64_t side = components_.native_size > 0 ? components_.native_size : 512;
   profile.image_tokens = (side / token_pixels) * (side / token_pixels);
-  profile.text_tokens = components_.empty_prompt.defined() ? components_.empty_prompt.prompt_embeds.size(0) : 512;
+  profile.text_tokens = components_.text.present()            ? components_.text.max_sequence_length
+                        : components_.empty_prompt.defined() ? components_.empty_prompt.prompt_embeds.size(0)
+                                                             : 512;
   profile.steps = 28;  // Flux.1's usual schedule: a serving workload's typical request
   return profile;
 }

@@ -20,6 +20,7 @@
 #include "pipeline/edit_job.h"
 #include "pipeline/edit_types.h"
 #include "pipeline/fill_conditioning.h"
+#include "pipeline/flux_text_encoding.h"
 #include "schedulers/scheduler.h"
 
 namespace flashps {
@@ -31,6 +32,7 @@ struct FluxPipelineComponents {
   std::shared_ptr<ImageAutoencoder> vae;
   std::unique_ptr<Scheduler> scheduler;
   Conditioning empty_prompt;  // stored embeddings for models without a text encoder
+  FluxTextEncoders text;      // CLIP + T5 of folders that have them (FluxPipeline's encode_prompt)
   std::string model_dir;
   std::string fingerprint;  // hash of configs and weight headers
   double default_guidance = 30.0;
@@ -77,7 +79,7 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   bool recommends_texture_transfer() const { return components_.texture_transfer; }
   at::Device device() const { return components_.transformer->proj_out->weight.device(); }
   bool is_fill() const { return components_.transformer->config().is_fill() || fill_layout_; }
-  bool has_text_encoder() const { return false; }
+  bool has_text_encoder() const { return components_.text.present(); }
   int64_t vae_scale_factor() const;
   const FluxPipelineComponents& components() const { return components_; }
   engine::CaptureStore& store() { return *store_; }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <sstream>
 
 #include "core/content_hash.h"
@@ -98,14 +99,45 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   prepared.mask = prepare_mask(std::move(original_mask), processed_mask, vae_scale_factor(), token_pixels,
                                request.token_dilation);
 
-  if (!request.prompt.empty() || !request.negative_prompt.empty())
-    stats.notes.push_back("this model has no text encoder: the text prompt is not used (Flux models take prompt "
-                          "embeddings)");
+  const bool encodes_text = components_.text.present() && !components_.unconditional;
+  if (!encodes_text && (!request.prompt.empty() || !request.negative_prompt.empty()))
+    stats.notes.push_back(components_.unconditional
+                              ? "this model is unconditional: the text prompt is not used"
+                              : "this model has no text encoder: the text prompt is not used (pass prompt "
+                                "embeddings, or use a folder with text_encoder and text_encoder_2)");
+  if (encodes_text && !request.negative_prompt.empty())
+    stats.notes.push_back("Flux models take no negative prompt: it is not used");
   const bool use_request_prompt = request.conditioning.defined() && !components_.unconditional;
   if (request.conditioning.defined() && components_.unconditional)
     stats.notes.push_back("this model is unconditional: the prompt embeddings (" + request.conditioning.source +
                           ") are ignored");
-  const Conditioning& conditioning = use_request_prompt ? request.conditioning : components_.empty_prompt;
+  // Given embeddings win over the text; a folder with encoders encodes the prompt (even an empty
+  // one, as FluxPipeline does), reusing the store's copy of a prompt encoded before.
+  Conditioning encoded_prompt;
+  if (encodes_text && use_request_prompt && !request.prompt.empty())
+    stats.notes.push_back("prompt embeddings were given: the text prompt is not used");
+  if (encodes_text && !use_request_prompt) {
+    const auto encode_start = std::chrono::steady_clock::now();
+    FluxPromptEncoding encoding =
+        flux_prompt_conditioning(*store_, components_.text, request.prompt, request.max_sequence_length);
+    stats.prompt_cache_hit = encoding.cache_hit;
+    char encoded_note[96];
+    std::snprintf(encoded_note, sizeof encoded_note, "prompt embeddings: encoded in %.2f s%s",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - encode_start).count(),
+                  encoding.store_error.empty() ? " and kept for later edits" : "");
+    stats.notes.push_back(encoding.cache_hit ? "prompt embeddings: reused from the store (no text encoder ran)"
+                                             : encoded_note);
+    if (encoding.truncated)
+      stats.notes.push_back("the prompt is longer than the text encoders take (77 CLIP tokens, " +
+                            std::to_string(encoding.conditioning.prompt_embeds.size(0)) +
+                            " T5 tokens): the rest was cut off");
+    if (!encoding.store_error.empty())
+      stats.notes.push_back("prompt embeddings not kept: " + encoding.store_error);
+    encoded_prompt = std::move(encoding.conditioning);
+  }
+  const Conditioning& conditioning = encoded_prompt.defined() ? encoded_prompt
+                                     : use_request_prompt     ? request.conditioning
+                                                              : components_.empty_prompt;
   if (!conditioning.defined())
     throw Error(components_.model_dir +
                 ": the model has no text encoder and no stored empty-prompt embeddings; pass "

@@ -20,7 +20,7 @@ struct BatchProgress {
 struct BatchRunOptions {
   bool resume = true;         // skip items whose output is a complete image (batch_outputs.h)
   size_t max_in_flight = 32;  // submitted and not yet resolved
-  bool model_takes_text = false;  // the model encodes "prompt" (Stable Diffusion folders)
+  bool model_takes_text = false;  // the model encodes "prompt" (Stable Diffusion, Flux with text encoders)
   // Called as items resolve and every 0.1 s while an edit runs; returning false cancels what is
   // left: running edits stop at their next step boundary, finished outputs are written, and the
   // summary still covers every item (a host's Ctrl+C handler sets a flag this callback reads).

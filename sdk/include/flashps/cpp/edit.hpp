@@ -43,6 +43,7 @@ struct EditOptions {
   std::string prompt_embeds_path;  // Flux: safetensors with prompt_embeds / pooled_prompt_embeds
   std::optional<bool> texture_transfer;  // empty: as the model recommends
   int context_size = 0;  // 0: the model's native size; < 0: always the whole image
+  int max_sequence_length = 0;  // Flux with text encoders: T5 tokens (1..512); 0: the model's default
   ProgressFunction progress;
 
   // The C struct; pointers refer into this object (keep it alive during the call).
@@ -61,6 +62,7 @@ struct EditOptions {
     params.prompt = detail::c_str_or_null(prompt);
     params.negative_prompt = detail::c_str_or_null(negative_prompt);
     params.context_size = context_size;
+    params.max_sequence_length = max_sequence_length;
     if (progress) {
       params.progress = detail::progress_trampoline;
       params.user_data = const_cast<ProgressFunction*>(&progress);
@@ -81,6 +83,7 @@ struct EditStats {
   int blocks_from_cache = 0, blocks_computed = 0, entries_failed = 0;
   std::vector<std::string> notes;
   std::string template_hash;  // registered or reused capture; empty when none
+  bool prompt_cache_hit = false;  // the prompt's embeddings came from the store: no text encoder ran
 
   static flashps_edit_stats empty_c() {
     flashps_edit_stats stats{};
@@ -106,6 +109,7 @@ struct EditStats {
     stats.entries_failed = c.entries_failed;
     stats.notes = detail::split_lines(c.notes);
     if (c.template_hash) stats.template_hash = c.template_hash;
+    stats.prompt_cache_hit = c.prompt_cache_hit != 0;
     return stats;
   }
 };
