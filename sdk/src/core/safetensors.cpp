@@ -235,6 +235,18 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::parse(const uint8_t* byt
   return file;
 }
 
+void SafetensorsFile::release_pages(const TensorInfo& tensor) const {
+  if (!mapping_ || tensor.byte_size() == 0) return;
+  // Whole pages inside the tensor only: a neighbour's pages stay mapped.
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data(tensor));
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + tensor.byte_size()) / page * page;
+  // The mapping is private and never written, so its pages are the file's: dropping them loses
+  // nothing (madvise can only fail on a bad range, which this is not; its result is not needed).
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 SafetensorsFile::~SafetensorsFile() {
   if (mapping_) ::munmap(mapping_, mapping_size_);
 }

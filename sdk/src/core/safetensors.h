@@ -53,6 +53,10 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   // Pointer to a tensor's bytes (valid while this object lives).
   const uint8_t* data(const TensorInfo& tensor) const { return data_begin_ + tensor.begin; }
+  // Drops the mapped pages of a tensor that was read (a later read maps them again from the
+  // file): loading a model tensor by tensor then holds one tensor's file pages at a time, not the
+  // whole checkpoint. No effect on a parsed in-memory buffer.
+  void release_pages(const TensorInfo& tensor) const;
 
  private:
   SafetensorsFile() = default;

@@ -80,6 +80,18 @@ at::Tensor read_tensor(const SafetensorsFile& file, const TensorInfo& info) {
   return tensor;
 }
 
+at::Tensor mapped_tensor(const SafetensorsFile& file, const TensorInfo& info) {
+  const TensorInfo* own = file.find(info.name);
+  if (own == nullptr || own->begin != info.begin || own->end != info.end || info.dtype == DType::BOOL ||
+      info.byte_size() == 0)
+    return read_tensor(file, info);  // BOOL bytes need normalising; a foreign info is refused there
+  const at::ScalarType type = to_scalar_type(info.dtype);
+  const uint8_t* bytes = file.data(*own);
+  if (reinterpret_cast<uintptr_t>(bytes) % c10::elementSize(type) != 0) return read_tensor(file, info);
+  // from_blob takes a mutable pointer; nothing writes through it (see the header).
+  return at::from_blob(const_cast<uint8_t*>(bytes), info.shape, at::TensorOptions().dtype(type).device(at::kCPU));
+}
+
 std::map<std::string, at::Tensor> load_safetensors(const std::string& path) {
   auto file = SafetensorsFile::open(path);
   std::map<std::string, at::Tensor> tensors;

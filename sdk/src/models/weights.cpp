@@ -41,11 +41,17 @@ std::string summarize(const std::vector<std::string>& names, size_t limit = 8) {
 
 // Weights with Inf or NaN would silently produce a black or wrong fill: refuse them at load.
 void require_finite(const at::Tensor& stored, const SafetensorsFile& file, const TensorInfo& info) {
-  // Half types are widened first: CPU kernels for them are not complete in every LibTorch.
-  const at::Tensor values = stored.element_size() == 2 ? stored.to(at::kFloat) : stored;
-  const at::Tensor finite = at::isfinite(values);
-  if (values.numel() == 0 || finite.all().item<bool>()) return;
-  const int64_t bad = values.numel() - finite.sum().item<int64_t>();
+  // In slices of 4M values: half types are widened first (CPU kernels for them are not complete
+  // in every LibTorch), and a whole-tensor copy would be a 0.5 GB transient for T5 XXL's embedding.
+  constexpr int64_t kSlice = int64_t(1) << 22;
+  const at::Tensor flat = stored.reshape({-1});
+  int64_t bad = 0;
+  for (int64_t at = 0; at < flat.numel(); at += kSlice) {
+    const at::Tensor slice = flat.narrow(0, at, std::min(kSlice, flat.numel() - at));
+    const at::Tensor values = slice.element_size() == 2 ? slice.to(at::kFloat) : slice;
+    bad += values.numel() - at::isfinite(values).sum().item<int64_t>();
+  }
+  if (bad == 0) return;
   throw CorruptDataError(file.source_name() + ": tensor " + info.name + " (" + dtype_safetensors_name(info.dtype) +
                          ") holds " + std::to_string(bad) + " Inf/NaN value" + (bad == 1 ? "" : "s") +
                          "; the weights are damaged or stored with the wrong dtype");
@@ -139,11 +145,24 @@ void load_weights_strict(torch::nn::Module& module,
   }
 
   at::NoGradGuard no_grad;
+  // The module's placeholders go first, in allocation order, so the allocator gets them back as one
+  // block: a large model built in float32 and loaded in bfloat16 would otherwise leave holes that
+  // each tensor's conversion touches and the heap keeps (T5 XXL: +0.5x of its weights resident).
+  for (at::Tensor& target : targets) target.set_data(at::empty({0}, target.options()));
   for (size_t i = 0; i < targets.size(); ++i) {
-    at::Tensor value = read_tensor(*sources[i].first, *sources[i].second);
-    require_finite(value, *sources[i].first, *sources[i].second);
-    require_plausible_f16(value, *sources[i].first, *sources[i].second);
-    targets[i].set_data(value.to(targets[i].device(), options.dtype).contiguous());
+    const SafetensorsFile& file = *sources[i].first;
+    const TensorInfo& info = *sources[i].second;
+    // Converted straight from the file's mapping, whose pages are dropped afterwards: a bfloat16
+    // load of a float32 checkpoint holds the bfloat16 model and one tensor's file pages, never a
+    // float32 copy of the model.
+    const at::Tensor stored = mapped_tensor(file, info);
+    require_finite(stored, file, info);
+    require_plausible_f16(stored, file, info);
+    const at::Device device = targets[i].device();
+    at::Tensor value = stored.scalar_type() == options.dtype && device.is_cpu() ? stored.clone()  // own the bytes
+                                                                                : stored.to(device, options.dtype);
+    targets[i].set_data(value.contiguous());
+    file.release_pages(info);
   }
 }
 
