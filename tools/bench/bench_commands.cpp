@@ -1,4 +1,4 @@
-// `flashps-bench bench edit|quality|photo|store|serve` (also run as `flashps bench ...`): the
+// `flashps-bench bench edit|quality|photo|store|serve|text` (also run as `flashps bench ...`): the
 // mask-aware engine, fill quality vs classical baselines, camera-sized photos, the activation
 // store and serving configurations, measured side by side; the logic is in sdk/src/bench.
 #include <cstdlib>
@@ -12,6 +12,7 @@
 #include "bench/sd_edit_benchmark.h"
 #include "bench/serve_benchmark.h"
 #include "bench/store_benchmark.h"
+#include "bench/text_benchmark.h"
 #include "bench/http_benchmark.h"
 #include "cache/activation_store.h"
 #include "core/error.h"
@@ -203,6 +204,37 @@ void add_serve_bench_command(CLI::App& bench, CommandAction& action) {
   });
 }
 
+void add_text_command(CLI::App& bench, CommandAction& action) {
+  static bench::TextBenchmarkOptions options;
+  static std::string json_path;
+  static bool quiet = false;
+  CLI::App* text = bench.add_subcommand(
+      "text", "T5 text encoder (Flux's text_encoder_2) at base and XXL shapes vs this machine's GEMM rate; peak memory");
+  text->add_option("--shapes", options.shapes, "base and/or xxl")->check(CLI::IsMember({"base", "xxl"}));
+  text->add_option("--dtypes", options.dtypes, "bf16 and/or fp32")->check(CLI::IsMember({"bf16", "fp32"}));
+  text->add_option("--tokens", options.tokens, "Prompt tokens (max_sequence_length)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  text->add_option("--repeats", options.repeats, "Timed encodes per row (fastest reported)")->capture_default_str();
+  text->add_option("--load-dir", options.scratch_dir,
+                   "Also save each model as a sharded checkpoint in this scratch folder and time loading it");
+  text->add_option("--checkpoint-dtype", options.checkpoint_dtype, "Dtype of that checkpoint: fp32 or bf16")
+      ->check(CLI::IsMember({"bf16", "fp32"}))
+      ->capture_default_str();
+  text->add_option("--json", json_path, "Write the results as JSON to this file");
+  text->add_flag("--quiet,-q", quiet, "No progress bar");
+  text->callback([&action] {
+    action = [] {
+      options.progress = terminal_progress(quiet);
+      bench::TextBenchmarkReport report = bench::run_text_benchmark(options);
+      finish_progress_line(quiet);
+      std::cout << report.table();
+      if (!json_path.empty()) write_json_file(json_path, report.results);
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app, CommandAction& action) {
@@ -264,6 +296,7 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   add_store_command(*bench, action);
   add_http_command(*bench, action);
   add_serve_bench_command(*bench, action);
+  add_text_command(*bench, action);
 }
 
 }  // namespace flashps::bench_tool
