@@ -16,6 +16,7 @@
 #include "core/image.h"
 #include "core/image_encode.h"
 #include "http/base64.h"
+#include "models/random_model.h"
 #include "support/temp_dir.h"
 #include "support/tiny_pipeline.h"
 
@@ -50,11 +51,11 @@ struct TestServer {
   sdk::Engine engine;
   sdk::Server server;
 
-  explicit TestServer(sdk::ServerOptions options = {}, size_t max_queued = 0) {
+  explicit TestServer(sdk::ServerOptions options = {}, size_t max_queued = 0, bool text_encoders = false) {
     sdk::EngineOptions engine_options;
     engine_options.store = sdk::Store::open({dir.file("store")});
     engine_options.max_queued = max_queued;
-    engine = sdk::Engine::open(test::tiny_model(dir), engine_options);
+    engine = sdk::Engine::open(text_encoders ? text_model() : test::tiny_model(dir), engine_options);
     options.listen = "127.0.0.1:0";
     options.store = engine_options.store;
     options.access_log = [this](const std::string& line) {
@@ -62,6 +63,17 @@ struct TestServer {
       log.push_back(line);
     };
     server = sdk::Server::start(engine, options);
+  }
+  // A Flux Fill folder with CLIP and T5 (random weights): it edits from the text prompt.
+  std::string text_model() const {
+    RandomFluxModelSpec spec = small_fill_model_spec();
+    spec.transformer.num_layers = 1;
+    spec.transformer.num_single_layers = 1;
+    spec.vae_config["block_out_channels"] = {8, 8, 8, 8};
+    spec.text_encoders = true;
+    spec.max_sequence_length = 16;
+    write_random_flux_model(dir.file("text_model"), spec);
+    return dir.file("text_model");
   }
   httplib::Client client() const {
     httplib::Client client("127.0.0.1", server.port());
@@ -403,4 +415,32 @@ TEST_CASE("HTTP: connections over the cap get 503 at once", "[http][server]") {
   check_error(extra.Get("/healthz"), 503);
   test.server.close();  // cancels the edits: the streams end
   for (std::thread& stream : streams) stream.join();
+}
+
+TEST_CASE("HTTP: a Flux folder with text encoders edits from the prompt; a repeated prompt runs no encoder",
+          "[http][server][t5]") {
+  TestServer test({}, 0, /*text_encoders=*/true);
+  const TestImages images;
+  httplib::Client client = test.client();
+  const json models = body_of(client.Get("/v1/models"));
+  REQUIRE(models["data"].size() == 1);
+  std::vector<json> finished;
+  for (int i = 0; i < 2; ++i) {
+    json body = json::parse(native_json(images, 2));
+    body["prompt"] = "a red kite in the sky";
+    const auto submitted = client.Post("/v1/edits", body.dump(), "application/json");
+    REQUIRE(submitted);
+    INFO(submitted->body);
+    REQUIRE(submitted->status == 202);
+    finished.push_back(wait_finished(client, json::parse(submitted->body)["id"]));
+    INFO(finished.back().dump());
+    REQUIRE(finished.back()["outcome"] == "done");
+  }
+  CHECK(finished[0]["stats"]["prompt_cache_hit"] == false);
+  CHECK(finished[1]["stats"]["prompt_cache_hit"] == true);
+  CHECK_THAT(finished[1]["stats"]["notes"].dump(), Catch::Contains("reused from the store"));
+  // The OpenAI endpoint takes the same prompt, with a T5 length from the native field set.
+  const auto openai = client.Post("/v1/images/edits", openai_form(images, "max_sequence_length", "8"));
+  REQUIRE(openai);
+  CHECK(openai->status == 200);
 }

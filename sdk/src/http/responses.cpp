@@ -87,6 +87,7 @@ nlohmann::json job_json(const JobView& view, const std::string& base_url) {
                      {"denoise_seconds", stats.denoise_seconds},
                      {"mask_ratio", stats.mask_ratio},
                      {"cache_hit", stats.cache_hit},
+                     {"prompt_cache_hit", stats.prompt_cache_hit},
                      {"cache_mode", sdk::cache_mode_name(stats.mode_used)},
                      {"cache_bytes", stats.cache_bytes},
                      {"steps_run", stats.steps_run},
