@@ -56,20 +56,45 @@ TEST_CASE("a writer killed at any moment never leaves a bad entry behind", "[cac
   open_at(directory);
   std::mt19937 random(12345);
   int committed_total = 0;
+  std::set<int> reported;  // captures a child said it committed (commit() returned)
   for (int trial = 0; trial < trials(); ++trial) {
+    int progress[2];
+    REQUIRE(::pipe(progress) == 0);
     const pid_t child = spawn([&] {
+      ::close(progress[0]);
       auto store = open_at(directory);
-      for (int i = 0;; ++i) test::write_capture(*store, 1000 * (trial + 1) + i, 2, 4, 128, 64);
+      for (int i = 0;; ++i) {
+        test::write_capture(*store, 1000 * (trial + 1) + i, 2, 4, 128, 64);
+        const std::string line = std::to_string(1000 * (trial + 1) + i) + "\n";
+        if (::write(progress[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) ::_exit(5);
+      }
     });
     REQUIRE(child > 0);
+    ::close(progress[1]);
     std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 60000)(random)));
     ::kill(child, SIGKILL);
+    std::string text;
+    char buffer[256];
+    for (ssize_t got; (got = ::read(progress[0], buffer, sizeof buffer)) > 0;) text.append(buffer, size_t(got));
+    ::close(progress[0]);
     int status = 0;
     ::waitpid(child, &status, 0);
+    // The kill ended it, not an early failure (a child that threw exits with 3 and would pass
+    // every check below with nothing written).
+    REQUIRE(WIFSIGNALED(status));
+    REQUIRE(WTERMSIG(status) == SIGKILL);
+    for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+      reported.insert(std::stoi(text.substr(at, end - at)));
 
     auto store = open_at(directory);  // recovery runs here
     const auto captures = store->list();
     committed_total = static_cast<int>(captures.size());
+    std::set<int> listed;
+    for (const StoredCapture& capture : captures) listed.insert(std::stoi(capture.capture_id.template_hash.substr(8)));
+    for (int index : reported) {
+      INFO("trial " << trial << ": capture " << index << " was reported committed");
+      CHECK(listed.count(index) == 1);
+    }
     for (const StoredCapture& capture : captures) {
       const int index = std::stoi(capture.capture_id.template_hash.substr(8));
       INFO("trial " << trial << " capture " << index);

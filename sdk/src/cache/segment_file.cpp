@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cache/fault_points.h"
 #include "core/error.h"
 
 namespace flashps::cache {
@@ -33,6 +34,7 @@ SegmentWriter::SegmentWriter(std::string path) : path_(std::move(path)) {
     fd_ = -1;
     throw Error(message);
   }
+  reach_fault_point(FaultPoint::segment_created);
 }
 
 SegmentWriter::~SegmentWriter() {

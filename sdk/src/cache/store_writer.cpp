@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "cache/fault_points.h"
 #include "cache/store_state.h"
 #include "core/error.h"
 
@@ -51,11 +52,14 @@ class StoreWriter : public engine::CaptureWriter {
     if (quota > 0 && bytes > quota)
       throw Error(state_->options.directory + ": capture of " + std::to_string(bytes) +
                   " bytes exceeds the store quota of " + std::to_string(quota) + " bytes; nothing stored");
+    reach_fault_point(FaultPoint::segment_written);
     segment_.flush();  // bytes durable before any index row points at them
+    reach_fault_point(FaultPoint::segment_flushed);
     SqliteDb& db = *state_->db;
     int64_t capture_id = 0;
     {
       Transaction transaction(db);
+      reach_fault_point(FaultPoint::index_transaction_begun);
       Statement existing(db, "SELECT id FROM captures WHERE template_hash=? AND model_fingerprint=? AND config=?");
       existing.bind(1, id_.template_hash).bind(2, id_.model_fingerprint).bind(3, id_.config);
       const bool already_stored = existing.step();
@@ -84,7 +88,9 @@ class StoreWriter : public engine::CaptureWriter {
         entry.bind_blob(10, record.row_checksums.data(), record.row_checksums.size() * sizeof(uint64_t));
         entry.run();
       }
+      reach_fault_point(FaultPoint::index_rows_written);
       transaction.commit();
+      reach_fault_point(FaultPoint::index_committed);
       segment_.keep();  // from here the index owns the file
     }
     auto capture = open_store_capture(state_, capture_id, segment_name_);  // pins it against eviction

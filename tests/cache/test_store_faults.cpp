@@ -1,0 +1,136 @@
+// A writer stopped at each durability step of the activation store (cache/fault_points.h): the
+// child process reports every capture it committed through a pipe and is SIGKILLed by the hook at
+// the chosen step, 20 times per step; afterwards the store opens, every reported capture is served
+// bit-exact, no orphan segment is left, and the interrupted capture is whole or absent.
+#include <ATen/ATen.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <string>
+
+#include "cache/activation_store.h"
+#include "cache/fault_points.h"
+#include "support/store_test_support.h"
+#include "support/temp_dir.h"
+
+using namespace flashps;
+using namespace flashps::cache;
+
+namespace {
+
+std::shared_ptr<ActivationStore> open_store(const std::string& directory) {
+  ActivationStoreOptions options;
+  options.directory = directory;
+  options.host_capacity_bytes = 1 << 20;
+  return ActivationStore::open(options);
+}
+
+// The child's hook: kills the process the `remaining`-th time it reaches `target`.
+FaultPoint target = FaultPoint::segment_created;
+int remaining = 0;
+void kill_at_target(FaultPoint point) {
+  if (point == target && --remaining == 0) ::raise(SIGKILL);
+}
+
+struct ChildRun {
+  std::set<int> committed;  // captures the child reported after commit() returned
+  int status = 0;
+};
+
+// Forks a writer that commits captures first_index, first_index + 1, ... (reporting each on a
+// pipe) until the hook kills it at the `occurrence`-th `point`.
+ChildRun run_writer(const std::string& directory, FaultPoint point, int occurrence, int first_index) {
+  int pipe_ends[2];
+  REQUIRE(::pipe(pipe_ends) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(pipe_ends[0]);
+    int code = 0;
+    try {
+      auto store = open_store(directory);
+      target = point;
+      remaining = occurrence;
+      set_fault_hook(kill_at_target);
+      for (int i = 0; i < 100; ++i) {
+        test::write_capture(*store, first_index + i, 2, 3, 32, 16);
+        const std::string line = std::to_string(first_index + i) + "\n";
+        if (::write(pipe_ends[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) code = 5;
+      }
+      code = 4;  // the hook never fired: the point was not reached
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "writer %d: %s\n", int(::getpid()), error.what());
+      code = 3;
+    }
+    ::_exit(code);
+  }
+  ::close(pipe_ends[1]);
+  ChildRun run;
+  std::string text;
+  char buffer[256];
+  for (ssize_t got; (got = ::read(pipe_ends[0], buffer, sizeof buffer)) > 0;) text.append(buffer, size_t(got));
+  ::close(pipe_ends[0]);
+  ::waitpid(pid, &run.status, 0);
+  for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+    run.committed.insert(std::stoi(text.substr(at, end - at)));
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("a writer killed at each durability step loses nothing committed and leaves no orphan",
+          "[cache][crash][faults]") {
+  test::TempDir dir;
+  const std::string directory = dir.file("store");
+  open_store(directory);
+  std::mt19937 random(2026);
+  std::set<int> all_committed;
+  int next_index = 0, runs = 0;
+  for (int point_number = 0; point_number < kFaultPointCount; ++point_number) {
+    const auto point = static_cast<FaultPoint>(point_number);
+    for (int trial = 0; trial < 20; ++trial, ++runs) {
+      const int occurrence = std::uniform_int_distribution<int>(1, 3)(random);
+      INFO(fault_point_name(point) << " trial " << trial << ", killed at occurrence " << occurrence);
+      const ChildRun run = run_writer(directory, point, occurrence, next_index);
+      // Killed by the hook, not ended early by an error (exit 3) or a missed point (exit 4).
+      REQUIRE(WIFSIGNALED(run.status));
+      REQUIRE(WTERMSIG(run.status) == SIGKILL);
+      // The capture written when the hook fired is the occurrence-th; the ones before it returned.
+      CHECK(run.committed.size() == static_cast<size_t>(occurrence - 1));
+      all_committed.insert(run.committed.begin(), run.committed.end());
+      const int interrupted = next_index + occurrence - 1;
+      next_index += 100;
+
+      auto store = open_store(directory);  // recovery runs here
+      std::set<int> listed;
+      for (const StoredCapture& capture : store->list())
+        listed.insert(std::stoi(capture.capture_id.template_hash.substr(8)));
+      for (int index : all_committed) {
+        INFO("committed capture " << index);
+        CHECK(listed.count(index) == 1);
+        CHECK(test::capture_intact(*store, index, 2, 3, 32, 16));
+      }
+      // Killed after the index committed, the interrupted capture is whole; before, it is absent.
+      if (point == FaultPoint::index_committed) {
+        CHECK(listed.count(interrupted) == 1);
+        CHECK(test::capture_intact(*store, interrupted, 2, 3, 32, 16));
+        all_committed.insert(interrupted);
+      } else {
+        CHECK(listed.count(interrupted) == 0);
+      }
+      CHECK(listed.size() == all_committed.size());
+      CHECK(store->stats().segment_files == static_cast<int64_t>(listed.size()));  // no orphan
+      const VerifyReport verified = store->verify();
+      CHECK(verified.damaged == 0);
+      CHECK(verified.entries_checked == static_cast<int64_t>(6 * listed.size()));
+    }
+  }
+  CHECK(runs == 20 * kFaultPointCount);
+  CHECK_FALSE(all_committed.empty());
+}
