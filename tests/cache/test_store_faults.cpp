@@ -1,13 +1,16 @@
 // A writer stopped at each durability step of the activation store (cache/fault_points.h): the
 // child process reports every capture it committed through a pipe and is SIGKILLed by the hook at
 // the chosen step, 20 times per step; afterwards the store opens, every reported capture is served
-// bit-exact, no orphan segment is left, and the interrupted capture is whole or absent.
+// bit-exact, no orphan segment is left, and the interrupted capture is whole or absent. Then a full
+// disk and read errors, injected at the same hooks, under a pipeline's edits.
 #include <ATen/ATen.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -16,8 +19,10 @@
 
 #include "cache/activation_store.h"
 #include "cache/fault_points.h"
+#include "pipeline/flux_inpaint_pipeline.h"
 #include "support/store_test_support.h"
 #include "support/temp_dir.h"
+#include "support/tiny_pipeline.h"
 
 using namespace flashps;
 using namespace flashps::cache;
@@ -34,8 +39,9 @@ std::shared_ptr<ActivationStore> open_store(const std::string& directory) {
 // The child's hook: kills the process the `remaining`-th time it reaches `target`.
 FaultPoint target = FaultPoint::segment_created;
 int remaining = 0;
-void kill_at_target(FaultPoint point) {
+int kill_at_target(FaultPoint point) {
   if (point == target && --remaining == 0) ::raise(SIGKILL);
+  return 0;
 }
 
 struct ChildRun {
@@ -92,7 +98,7 @@ TEST_CASE("a writer killed at each durability step loses nothing committed and l
   std::mt19937 random(2026);
   std::set<int> all_committed;
   int next_index = 0, runs = 0;
-  for (int point_number = 0; point_number < kFaultPointCount; ++point_number) {
+  for (int point_number = 0; point_number < kDurabilityStepCount; ++point_number) {
     const auto point = static_cast<FaultPoint>(point_number);
     for (int trial = 0; trial < 20; ++trial, ++runs) {
       const int occurrence = std::uniform_int_distribution<int>(1, 3)(random);
@@ -131,6 +137,106 @@ TEST_CASE("a writer killed at each durability step loses nothing committed and l
       CHECK(verified.entries_checked == static_cast<int64_t>(6 * listed.size()));
     }
   }
-  CHECK(runs == 20 * kFaultPointCount);
+  CHECK(runs == 20 * kDurabilityStepCount);
   CHECK_FALSE(all_committed.empty());
+}
+
+namespace {
+
+// Atomics: the store may read on a prefetch thread.
+std::atomic<int> injected_errno{0};
+std::atomic<FaultPoint> injected_at{FaultPoint::segment_append};
+std::atomic<int> succeed_first{0};  // calls at the point that go through before the failures start
+std::atomic<int> injections{0};
+int fail_io(FaultPoint point) {
+  if (point != injected_at || succeed_first-- > 0) return 0;
+  ++injections;
+  return injected_errno;
+}
+
+// Clears the hook however the test section ends.
+struct FaultHookGuard {
+  FaultHookGuard(FaultPoint point, int error, int succeeding = 0) {
+    injected_at = point;
+    injected_errno = error;
+    succeed_first = succeeding;
+    injections = 0;
+    set_fault_hook(fail_io);
+  }
+  ~FaultHookGuard() { set_fault_hook(nullptr); }
+};
+
+int notes_containing(const EditStats& stats, const std::string& text) {
+  int count = 0;
+  for (const std::string& note : stats.notes) count += note.find(text) != std::string::npos;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("a full disk or a read error costs an edit nothing and loses nothing committed",
+          "[cache][faults][pipeline]") {
+  test::TempDir dir;
+  const std::string model = test::tiny_model(dir);
+  ActivationStoreOptions options;
+  options.directory = dir.file("store");
+  options.host_capacity_bytes = 0;  // every read goes to the segment file
+  auto store = ActivationStore::open(options);
+  auto pipeline = FluxInpaintPipeline::load(model, at::kFloat, store);
+  const Image image = test::gradient_image(64, 48);
+  EditRequest request = test::request_for(image, test::box_mask(64, 48, 16, 16, 20), 5);
+  EditRequest full_request = request;
+  full_request.mode = CacheMode::full;
+  const Image full = pipeline->edit(full_request).image;
+  const TemplateInfo registered = pipeline->register_template(request);
+  REQUIRE_FALSE(registered.template_hash.empty());
+
+  SECTION("ENOSPC while registering: a clear error, no capture, no orphan, the first capture intact") {
+    EditRequest other = test::request_for(test::gradient_image(48, 48), test::box_mask(48, 48, 8, 8, 16), 6);
+    {
+      FaultHookGuard guard(FaultPoint::segment_append, ENOSPC);
+      CHECK_THROWS_WITH(pipeline->register_template(other),
+                        Catch::Contains("No space left on device") && Catch::Contains("flashps cache evict"));
+      CHECK(injections >= 1);
+      // An edit meanwhile still succeeds: it computes what it cannot replay.
+      CHECK(pipeline->edit(other).stats.steps_run == 3);
+    }
+    CHECK(store->list().size() == 1);
+    CHECK(store->stats().segment_files == 1);
+    request.mode = CacheMode::hidden;
+    const EditResult replayed = pipeline->edit(request);
+    CHECK(replayed.stats.cache_hit);
+    CHECK(replayed.stats.entries_failed == 0);
+    CHECK(test::max_pixel_difference(replayed.image, full) <= 1);
+  }
+  SECTION("EIO on reads: the edit computes instead and says so once; the capture serves again after") {
+    request.mode = CacheMode::hidden;
+    {
+      // Every read fails: the template's own mask is unreadable, so the edit runs in full.
+      FaultHookGuard guard(FaultPoint::segment_read, EIO);
+      const EditResult edited = pipeline->edit(request);
+      INFO("notes: " << test::joined_notes(edited.stats));
+      CHECK(injections > 0);
+      CHECK_FALSE(edited.stats.cache_hit);
+      CHECK(notes_containing(edited.stats, "Input/output error") == 1);
+      CHECK(notes_containing(edited.stats, "unreadable") == 1);
+      CHECK(test::max_pixel_difference(edited.image, full) <= 1);
+    }
+    {
+      // The mask reads, then entries fail: each failed entry is computed instead, one note.
+      FaultHookGuard guard(FaultPoint::segment_read, EIO, /*succeeding=*/1);
+      const EditResult edited = pipeline->edit(request);
+      INFO("notes: " << test::joined_notes(edited.stats));
+      CHECK(injections > 0);
+      CHECK(edited.stats.cache_hit);
+      CHECK(edited.stats.entries_failed > 0);
+      CHECK(notes_containing(edited.stats, "unreadable") == 1);
+      CHECK(test::max_pixel_difference(edited.image, full) <= 1);
+    }
+    CHECK(store->verify().damaged == 0);  // nothing was quarantined: the error was the disk's, not the data's
+    const EditResult replayed = pipeline->edit(request);
+    CHECK(replayed.stats.cache_hit);
+    CHECK(replayed.stats.entries_failed == 0);
+    CHECK(test::max_pixel_difference(replayed.image, full) <= 1);
+  }
 }

@@ -17,14 +17,17 @@ const char* fault_point_name(FaultPoint point) {
     case FaultPoint::index_transaction_begun: return "index_transaction_begun";
     case FaultPoint::index_rows_written: return "index_rows_written";
     case FaultPoint::index_committed: return "index_committed";
+    case FaultPoint::segment_append: return "segment_append";
+    case FaultPoint::segment_read: return "segment_read";
   }
   return "unknown";
 }
 
 void set_fault_hook(FaultHook hook) { fault_hook = hook; }
 
-void reach_fault_point(FaultPoint point) {
-  if (const FaultHook hook = fault_hook.load()) hook(point);
+int reach_fault_point(FaultPoint point) {
+  const FaultHook hook = fault_hook.load();
+  return hook ? hook(point) : 0;
 }
 
 }  // namespace flashps::cache

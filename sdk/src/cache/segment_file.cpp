@@ -47,7 +47,9 @@ int64_t SegmentWriter::append(const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   size_t written = 0;
   while (written < size) {
-    const ssize_t result = ::pwrite(fd_, bytes + written, size - written, offset + written);
+    const int injected = reach_fault_point(FaultPoint::segment_append);
+    if (injected != 0) errno = injected;
+    const ssize_t result = injected != 0 ? -1 : ::pwrite(fd_, bytes + written, size - written, offset + written);
     if (result < 0) {
       if (errno == EINTR) continue;
       throw Error(system_error(path_, "cannot write activations"));
@@ -81,7 +83,9 @@ void SegmentReader::read(int64_t offset, void* data, size_t size) const {
   auto* bytes = static_cast<uint8_t*>(data);
   size_t done = 0;
   while (done < size) {
-    const ssize_t result = ::pread(fd_, bytes + done, size - done, offset + done);
+    const int injected = reach_fault_point(FaultPoint::segment_read);
+    if (injected != 0) errno = injected;
+    const ssize_t result = injected != 0 ? -1 : ::pread(fd_, bytes + done, size - done, offset + done);
     if (result < 0) {
       if (errno == EINTR) continue;
       throw Error(system_error(path_, "cannot read activations"));
