@@ -5,34 +5,21 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "dev/fixture_set.h"
+#include "dev/fixture_runners.h"
 #include "models/unet/unet_model.h"
+#include "support/fixture_report_checks.h"
 #include "support/fixtures.h"
 
 using namespace flashps;
 
 namespace {
 
+// Every case of the folder, through the fixture runner `flashps dev run-fixture` uses.
 void check_unet_fixture(const std::filesystem::path& dir) {
-  const UNet2DConditionModel model = load_unet(dir.string());
-  const dev::FixtureSet fixtures = dev::load_fixture_set(dir.string());
-  REQUIRE_FALSE(fixtures.cases.empty());
-  for (const dev::FixtureCase& fixture : fixtures.cases) {
-    INFO(dir.filename().string() << " " << fixture.name);
-    UNetInputs inputs;
-    inputs.sample = fixtures.input_tensor(fixture, "sample");
-    inputs.timestep = fixtures.input_tensor(fixture, "timestep");
-    inputs.encoder_hidden_states = fixtures.input_tensor(fixture, "encoder_hidden_states");
-    if (fixture.inputs.contains("added_cond_kwargs.text_embeds")) {
-      inputs.text_embeds = fixtures.input_tensor(fixture, "added_cond_kwargs.text_embeds");
-      inputs.time_ids = fixtures.input_tensor(fixture, "added_cond_kwargs.time_ids");
-    }
-    const at::Tensor output = model->forward(inputs);
-    const auto comparison =
-        dev::compare_output("sample", output, fixtures.tensor(fixture.outputs.at("sample")), fixture.atol, fixture.rtol);
-    INFO("max |error| " << comparison.max_abs_error << ", worst error/allowed " << comparison.worst_ratio);
-    CHECK(comparison.passed);
-  }
+  const dev::FixtureSet set = dev::load_fixture_set(dir.string());
+  const dev::FixtureReport report = dev::run_unet_fixture(set);
+  REQUIRE(report.cases.size() == set.cases.size());
+  test::require_all_cases_pass(report);
 }
 
 }  // namespace

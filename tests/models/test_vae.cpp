@@ -12,6 +12,7 @@
 #include "dev/fixture_runners.h"
 #include "models/vae/autoencoder_kl.h"
 #include "models/vae/vae_blocks.h"
+#include "support/fixture_report_checks.h"
 #include "support/fixtures.h"
 
 namespace {
@@ -21,19 +22,7 @@ using flashps::AutoencoderKL;
 using flashps::AutoencoderKLConfig;
 namespace fs = std::filesystem;
 
-void require_all_cases_pass(const flashps::dev::FixtureReport& report) {
-  REQUIRE_FALSE(report.cases.empty());
-  for (const auto& fixture_case : report.cases) {
-    INFO("case " << fixture_case.name << " " << fixture_case.error);
-    for (const auto& output : fixture_case.outputs) {
-      INFO(output.output << ": max |error| " << output.max_abs_error << ", worst error/allowed "
-                         << output.worst_ratio);
-      CHECK(output.passed);
-    }
-    CHECK(fixture_case.passed());
-  }
-  REQUIRE(report.passed());
-}
+using flashps::test::require_all_cases_pass;
 
 // A scratch folder removed at the end of the test.
 struct TemporaryDirectory {

@@ -21,6 +21,30 @@ CaseResult compare_case_outputs(const FixtureSet& set, const FixtureCase& fixtur
   return result;
 }
 
+CaseResult failed_case(const std::string& name, const std::exception& error) {
+  CaseResult failed;
+  failed.name = name;
+  failed.error = error.what();
+  return failed;
+}
+
+FixtureReport run_each_case(const FixtureSet& set, const std::string& call,
+                            const std::function<std::map<std::string, at::Tensor>(const FixtureCase&)>& outputs) {
+  FixtureReport report;
+  report.dir = set.dir;
+  report.component = set.component;
+  for (const FixtureCase& fixture_case : set.cases) {
+    try {
+      if (fixture_case.call != call)
+        throw Error("unknown call '" + fixture_case.call + "' for " + set.component + " (it takes " + call + ")");
+      report.cases.push_back(compare_case_outputs(set, fixture_case, outputs(fixture_case)));
+    } catch (const std::exception& error) {
+      report.cases.push_back(failed_case(fixture_case.name, error));
+    }
+  }
+  return report;
+}
+
 FixtureReport run_fixture(const std::string& dir) {
   namespace fs = std::filesystem;
   if (fs::exists(fs::path(dir) / "schedulers.json")) return run_schedulers_fixture(dir);

@@ -1,5 +1,6 @@
 // Per-component fixture runners used by run_fixture(). Each runs every case of a fixture set.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 
@@ -19,5 +20,13 @@ FixtureReport run_t5_tokenizer_fixture(const std::string& dir);     // models/t5
 // Compares a case's actual outputs (output name -> tensor) against its expected tensors.
 CaseResult compare_case_outputs(const FixtureSet& set, const FixtureCase& fixture_case,
                                 const std::map<std::string, at::Tensor>& actual);
+
+// A case that could not run, with the reason.
+CaseResult failed_case(const std::string& name, const std::exception& error);
+
+// Runs every case of `set` through `outputs` (its actual outputs by name) and compares them; a case
+// whose call is not `call`, or that throws, is reported failed and the others still run.
+FixtureReport run_each_case(const FixtureSet& set, const std::string& call,
+                            const std::function<std::map<std::string, at::Tensor>(const FixtureCase&)>& outputs);
 
 }  // namespace flashps::dev

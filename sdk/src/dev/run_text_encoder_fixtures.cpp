@@ -3,40 +3,15 @@
 // (t5_encoder_tiny: last_hidden_state, with the attention mask a case gives).
 #include <ATen/ATen.h>
 
-#include "core/error.h"
 #include "dev/fixture_runners.h"
 #include "models/clip/clip_text_model.h"
 #include "models/t5/t5_encoder_model.h"
 
 namespace flashps::dev {
-namespace {
-
-// Runs `forward` on every case; a case that throws is reported as an error, the rest still run.
-template <typename Forward>
-FixtureReport run_cases(const FixtureSet& set, Forward&& forward) {
-  FixtureReport report;
-  report.dir = set.dir;
-  report.component = set.component;
-  for (const FixtureCase& fixture_case : set.cases) {
-    try {
-      if (fixture_case.call != "forward")
-        throw Error("unknown call '" + fixture_case.call + "' for " + set.component);
-      report.cases.push_back(compare_case_outputs(set, fixture_case, forward(fixture_case)));
-    } catch (const std::exception& error) {
-      CaseResult failed;
-      failed.name = fixture_case.name;
-      failed.error = error.what();
-      report.cases.push_back(std::move(failed));
-    }
-  }
-  return report;
-}
-
-}  // namespace
 
 FixtureReport run_clip_text_fixture(const FixtureSet& set) {
   const ClipTextModel model = load_clip_text_model(set.dir);
-  return run_cases(set, [&](const FixtureCase& fixture_case) {
+  return run_each_case(set, "forward", [&](const FixtureCase& fixture_case) {
     const ClipTextOutput output = model->forward(set.input_tensor(fixture_case, "input_ids"));
     std::map<std::string, at::Tensor> actual = {{"last_hidden_state", output.last_hidden_state},
                                                 {"pooler_output", output.pooler_output},
@@ -48,7 +23,7 @@ FixtureReport run_clip_text_fixture(const FixtureSet& set) {
 
 FixtureReport run_t5_encoder_fixture(const FixtureSet& set) {
   const T5EncoderModel model = load_t5_encoder_model(set.dir);
-  return run_cases(set, [&](const FixtureCase& fixture_case) {
+  return run_each_case(set, "forward", [&](const FixtureCase& fixture_case) {
     // FluxPipeline passes no mask; a case that gives one is run with it.
     const at::Tensor mask = fixture_case.inputs.contains("attention_mask")
                                 ? set.input_tensor(fixture_case, "attention_mask")

@@ -19,13 +19,6 @@ at::Tensor as_tensor(const std::vector<int64_t>& ids) {
   return at::tensor(at::ArrayRef<int64_t>(ids), at::kLong);
 }
 
-CaseResult failed_case(const std::string& name, const std::exception& error) {
-  CaseResult failed;
-  failed.name = name;
-  failed.error = error.what();
-  return failed;
-}
-
 }  // namespace
 
 FixtureReport run_clip_tokenizer_fixture(const FixtureSet& set) {

@@ -2,37 +2,24 @@
 // unet_sdxl_tiny): the noise prediction `sample`, with SDXL's added conditions when a case has them.
 #include <ATen/ATen.h>
 
-#include "core/error.h"
 #include "dev/fixture_runners.h"
 #include "models/unet/unet_model.h"
 
 namespace flashps::dev {
 
 FixtureReport run_unet_fixture(const FixtureSet& set) {
-  FixtureReport report;
-  report.dir = set.dir;
-  report.component = set.component;
   const UNet2DConditionModel model = load_unet(set.dir);
-  for (const FixtureCase& fixture_case : set.cases) {
-    try {
-      if (fixture_case.call != "forward") throw Error("unknown call '" + fixture_case.call + "' for a UNet");
-      UNetInputs inputs;
-      inputs.sample = set.input_tensor(fixture_case, "sample");
-      inputs.timestep = set.input_tensor(fixture_case, "timestep");
-      inputs.encoder_hidden_states = set.input_tensor(fixture_case, "encoder_hidden_states");
-      if (fixture_case.inputs.contains("added_cond_kwargs.text_embeds")) {
-        inputs.text_embeds = set.input_tensor(fixture_case, "added_cond_kwargs.text_embeds");
-        inputs.time_ids = set.input_tensor(fixture_case, "added_cond_kwargs.time_ids");
-      }
-      report.cases.push_back(compare_case_outputs(set, fixture_case, {{"sample", model->forward(inputs)}}));
-    } catch (const std::exception& error) {
-      CaseResult failed;
-      failed.name = fixture_case.name;
-      failed.error = error.what();
-      report.cases.push_back(std::move(failed));
+  return run_each_case(set, "forward", [&](const FixtureCase& fixture_case) {
+    UNetInputs inputs;
+    inputs.sample = set.input_tensor(fixture_case, "sample");
+    inputs.timestep = set.input_tensor(fixture_case, "timestep");
+    inputs.encoder_hidden_states = set.input_tensor(fixture_case, "encoder_hidden_states");
+    if (fixture_case.inputs.contains("added_cond_kwargs.text_embeds")) {
+      inputs.text_embeds = set.input_tensor(fixture_case, "added_cond_kwargs.text_embeds");
+      inputs.time_ids = set.input_tensor(fixture_case, "added_cond_kwargs.time_ids");
     }
-  }
-  return report;
+    return std::map<std::string, at::Tensor>{{"sample", model->forward(inputs)}};
+  });
 }
 
 }  // namespace flashps::dev

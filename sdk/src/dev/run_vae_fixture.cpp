@@ -33,10 +33,7 @@ FixtureReport run_autoencoder_kl_fixture(const FixtureSet& set) {
       }
       report.cases.push_back(compare_case_outputs(set, fixture_case, actual));
     } catch (const std::exception& error) {
-      CaseResult failed;
-      failed.name = fixture_case.name;
-      failed.error = error.what();
-      report.cases.push_back(std::move(failed));
+      report.cases.push_back(failed_case(fixture_case.name, error));
     }
   }
   return report;
