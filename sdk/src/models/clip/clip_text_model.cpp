@@ -16,13 +16,6 @@
 namespace flashps {
 namespace {
 
-// A holder whose registered names become path segments ("embeddings", "self_attn", ...).
-class Node : public torch::nn::Module {
- public:
-  using torch::nn::Module::register_module;
-  using torch::nn::Module::register_parameter;
-};
-
 at::Tensor layer_norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, double eps) {
   return at::layer_norm(x, {x.size(-1)}, weight.to(x.scalar_type()), bias.to(x.scalar_type()), eps);
 }
@@ -73,20 +66,20 @@ ClipTextConfig parse_clip_text_config(const nlohmann::json& config, const std::s
 
 ClipTextModelImpl::ClipTextModelImpl(ClipTextConfig config) : config_(std::move(config)) {
   const int64_t dim = config_.hidden_size;
-  auto text_model = std::make_shared<Node>();
-  auto embeddings = std::make_shared<Node>();
-  auto token = std::make_shared<Node>(), position = std::make_shared<Node>();
+  auto text_model = std::make_shared<PathNode>();
+  auto embeddings = std::make_shared<PathNode>();
+  auto token = std::make_shared<PathNode>(), position = std::make_shared<PathNode>();
   token_embedding_ = token->register_parameter("weight", at::empty({config_.vocab_size, dim}), false);
   position_embedding_ = position->register_parameter("weight", at::empty({config_.max_position_embeddings, dim}), false);
   embeddings->register_module("token_embedding", token);
   embeddings->register_module("position_embedding", position);
   text_model->register_module("embeddings", embeddings);
-  auto encoder = std::make_shared<Node>();
+  auto encoder = std::make_shared<PathNode>();
   torch::nn::ModuleList layers;
   for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
     auto layer = std::make_shared<Layer>();
-    auto node = std::make_shared<Node>(), attention = std::make_shared<Node>(), mlp = std::make_shared<Node>();
-    auto norm1 = std::make_shared<Node>(), norm2 = std::make_shared<Node>();
+    auto node = std::make_shared<PathNode>(), attention = std::make_shared<PathNode>(), mlp = std::make_shared<PathNode>();
+    auto norm1 = std::make_shared<PathNode>(), norm2 = std::make_shared<PathNode>();
     layer->q = attention->register_module("q_proj", Linear(dim, dim));
     layer->k = attention->register_module("k_proj", Linear(dim, dim));
     layer->v = attention->register_module("v_proj", Linear(dim, dim));
@@ -106,7 +99,7 @@ ClipTextModelImpl::ClipTextModelImpl(ClipTextConfig config) : config_(std::move(
   }
   encoder->register_module("layers", layers);
   text_model->register_module("encoder", encoder);
-  auto final_norm = std::make_shared<Node>();
+  auto final_norm = std::make_shared<PathNode>();
   final_norm_weight_ = final_norm->register_parameter("weight", at::empty({dim}), false);
   final_norm_bias_ = final_norm->register_parameter("bias", at::empty({dim}), false);
   text_model->register_module("final_layer_norm", final_norm);

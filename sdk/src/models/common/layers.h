@@ -27,6 +27,14 @@ class RMSNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(RMSNorm);
 
+// A module whose registered children and parameters become segments of checkpoint keys
+// ("text_model.encoder", "layer.0.SelfAttention"): a checkpoint's structure with no code of its own.
+class PathNode : public torch::nn::Module {
+ public:
+  using torch::nn::Module::register_module;
+  using torch::nn::Module::register_parameter;
+};
+
 // A module with no parameters, to fill a numbered slot of a ModuleList (dropout in diffusers).
 class EmptySlotImpl : public torch::nn::Module {};
 TORCH_MODULE(EmptySlot);

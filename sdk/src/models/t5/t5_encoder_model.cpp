@@ -17,13 +17,6 @@
 namespace flashps {
 namespace {
 
-// A holder whose registered names become path segments ("encoder", "SelfAttention", ...).
-class Node : public torch::nn::Module {
- public:
-  using torch::nn::Module::register_module;
-  using torch::nn::Module::register_parameter;
-};
-
 at::Tensor activate(const at::Tensor& x, const std::string& activation) {
   if (activation == "gelu_new") return gelu_tanh(x);
   if (activation == "gelu") return at::gelu(x);
@@ -63,9 +56,9 @@ at::Tensor t5_relative_position_buckets(int64_t query_length, int64_t key_length
 
 T5EncoderModelImpl::T5EncoderModelImpl(T5Config config, T5EmbeddingKey embedding_key) : config_(std::move(config)) {
   const int64_t dim = config_.d_model, inner = config_.inner_dim();
-  auto embedding = std::make_shared<Node>();
+  auto embedding = std::make_shared<PathNode>();
   token_embedding_ = embedding->register_parameter("weight", at::empty({config_.vocab_size, dim}), false);
-  auto encoder = std::make_shared<Node>();
+  auto encoder = std::make_shared<PathNode>();
   if (embedding_key == T5EmbeddingKey::shared)
     register_module("shared", embedding);
   else
@@ -73,15 +66,15 @@ T5EncoderModelImpl::T5EncoderModelImpl(T5Config config, T5EmbeddingKey embedding
   torch::nn::ModuleList blocks;
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     auto block = std::make_shared<Block>();
-    auto node = std::make_shared<Node>(), attention_layer = std::make_shared<Node>();
-    auto attention = std::make_shared<Node>(), feed_forward_layer = std::make_shared<Node>();
-    auto feed_forward = std::make_shared<Node>();
+    auto node = std::make_shared<PathNode>(), attention_layer = std::make_shared<PathNode>();
+    auto attention = std::make_shared<PathNode>(), feed_forward_layer = std::make_shared<PathNode>();
+    auto feed_forward = std::make_shared<PathNode>();
     block->q = attention->register_module("q", Linear(dim, inner, /*with_bias=*/false));
     block->k = attention->register_module("k", Linear(dim, inner, false));
     block->v = attention->register_module("v", Linear(dim, inner, false));
     block->o = attention->register_module("o", Linear(inner, dim, false));
     if (i == 0) {  // only the first block holds the bias table; every block adds its bias
-      auto bias = std::make_shared<Node>();
+      auto bias = std::make_shared<PathNode>();
       relative_attention_bias_ = bias->register_parameter(
           "weight", at::empty({config_.relative_attention_num_buckets, config_.num_heads}), false);
       attention->register_module("relative_attention_bias", bias);

@@ -9,15 +9,6 @@
 #include "core/error.h"
 
 namespace flashps::unet {
-namespace {
-
-class Node : public torch::nn::Module {
- public:
-  using torch::nn::Module::register_module;
-};
-
-}  // namespace
-
 TimeResnetBlock::TimeResnetBlock(int64_t in_channels, int64_t out_channels, int64_t time_channels, int64_t groups,
                                  double eps) {
   norm1_ = register_module("norm1", std::make_shared<GroupNormLayer>(groups, in_channels, eps));
@@ -77,8 +68,8 @@ TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, int64_t head_dim,
   norm3_ = register_module("norm3", std::make_shared<LayerNormLayer>(dim, 1e-5));
   // ff.net = [GEGLU(proj), Dropout, Linear]
   const int64_t inner = 4 * dim;
-  auto ff = std::make_shared<Node>();
-  auto geglu = std::make_shared<Node>();
+  auto ff = std::make_shared<PathNode>();
+  auto geglu = std::make_shared<PathNode>();
   geglu_proj_ = geglu->register_module("proj", Linear(dim, 2 * inner));
   ff_out_ = Linear(inner, dim);
   torch::nn::ModuleList net;

@@ -18,11 +18,6 @@
 namespace flashps {
 namespace {
 
-class Node : public torch::nn::Module {
- public:
-  using torch::nn::Module::register_module;
-};
-
 template <typename Child>
 void register_list(torch::nn::Module& parent, const std::string& name, const std::vector<std::shared_ptr<Child>>& children) {
   torch::nn::ModuleList list;
@@ -50,12 +45,12 @@ UNet2DConditionModelImpl::UNet2DConditionModelImpl(UNetConfig config) : config_(
   const int64_t time_dim = config_.time_embed_dim(), groups = config_.norm_num_groups;
   const double eps = config_.norm_eps;
   conv_in_ = register_module("conv_in", std::make_shared<Conv2dLayer>(config_.in_channels, channels[0], 3, 1, 1));
-  auto time_embedding = std::make_shared<Node>();
+  auto time_embedding = std::make_shared<PathNode>();
   time_linear_1_ = time_embedding->register_module("linear_1", Linear(channels[0], time_dim));
   time_linear_2_ = time_embedding->register_module("linear_2", Linear(time_dim, time_dim));
   register_module("time_embedding", time_embedding);
   if (config_.text_time_embedding) {
-    auto add_embedding = std::make_shared<Node>();
+    auto add_embedding = std::make_shared<PathNode>();
     add_linear_1_ = add_embedding->register_module("linear_1", Linear(config_.projection_class_embeddings_input_dim, time_dim));
     add_linear_2_ = add_embedding->register_module("linear_2", Linear(time_dim, time_dim));
     register_module("add_embedding", add_embedding);
@@ -86,7 +81,7 @@ UNet2DConditionModelImpl::UNet2DConditionModelImpl(UNetConfig config) : config_(
   }
   register_module("down_blocks", down_list);
 
-  auto mid = std::make_shared<Node>();
+  auto mid = std::make_shared<PathNode>();
   const int64_t mid_channels = channels.back();
   mid_attention_ = std::make_shared<unet::SpatialTransformer>(mid_channels, config_.attention_heads.back(),
                                                               config_.transformer_layers.back(),
