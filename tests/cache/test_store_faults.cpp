@@ -29,12 +29,7 @@ using namespace flashps::cache;
 
 namespace {
 
-std::shared_ptr<ActivationStore> open_store(const std::string& directory) {
-  ActivationStoreOptions options;
-  options.directory = directory;
-  options.host_capacity_bytes = 1 << 20;
-  return ActivationStore::open(options);
-}
+using test::open_small_store;
 
 // The child's hook: kills the process the `remaining`-th time it reaches `target`.
 FaultPoint target = FaultPoint::segment_created;
@@ -60,7 +55,7 @@ ChildRun run_writer(const std::string& directory, FaultPoint point, int occurren
     ::close(pipe_ends[0]);
     int code = 0;
     try {
-      auto store = open_store(directory);
+      auto store = open_small_store(directory);
       target = point;
       remaining = occurrence;
       set_fault_hook(kill_at_target);
@@ -94,7 +89,7 @@ TEST_CASE("a writer killed at each durability step loses nothing committed and l
           "[cache][crash][faults]") {
   test::TempDir dir;
   const std::string directory = dir.file("store");
-  open_store(directory);
+  open_small_store(directory);
   std::mt19937 random(2026);
   std::set<int> all_committed;
   int next_index = 0, runs = 0;
@@ -113,7 +108,7 @@ TEST_CASE("a writer killed at each durability step loses nothing committed and l
       const int interrupted = next_index + occurrence - 1;
       next_index += 100;
 
-      auto store = open_store(directory);  // recovery runs here
+      auto store = open_small_store(directory);  // recovery runs here
       std::set<int> listed;
       for (const StoredCapture& capture : store->list())
         listed.insert(std::stoi(capture.capture_id.template_hash.substr(8)));

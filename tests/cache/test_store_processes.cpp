@@ -22,12 +22,7 @@ using namespace flashps::cache;
 
 namespace {
 
-std::shared_ptr<ActivationStore> open_at(const std::string& directory) {
-  ActivationStoreOptions options;
-  options.directory = directory;
-  options.host_capacity_bytes = 1 << 20;
-  return ActivationStore::open(options);
-}
+using test::open_small_store;
 
 // Runs `body` in a child process; returns its pid. The child never returns into Catch2.
 template <typename Body>
@@ -53,7 +48,7 @@ int trials() { return std::getenv("FLASHPS_QUICK_TESTS") ? 10 : 50; }
 TEST_CASE("a writer killed at any moment never leaves a bad entry behind", "[cache][crash]") {
   test::TempDir dir;
   const std::string directory = dir.file("store");
-  open_at(directory);
+  open_small_store(directory);
   std::mt19937 random(12345);
   int committed_total = 0;
   std::set<int> reported;  // captures a child said it committed (commit() returned)
@@ -62,7 +57,7 @@ TEST_CASE("a writer killed at any moment never leaves a bad entry behind", "[cac
     REQUIRE(::pipe(progress) == 0);
     const pid_t child = spawn([&] {
       ::close(progress[0]);
-      auto store = open_at(directory);
+      auto store = open_small_store(directory);
       for (int i = 0;; ++i) {
         test::write_capture(*store, 1000 * (trial + 1) + i, 2, 4, 128, 64);
         const std::string line = std::to_string(1000 * (trial + 1) + i) + "\n";
@@ -86,7 +81,7 @@ TEST_CASE("a writer killed at any moment never leaves a bad entry behind", "[cac
     for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
       reported.insert(std::stoi(text.substr(at, end - at)));
 
-    auto store = open_at(directory);  // recovery runs here
+    auto store = open_small_store(directory);  // recovery runs here
     const auto captures = store->list();
     committed_total = static_cast<int>(captures.size());
     std::set<int> listed;
@@ -112,11 +107,11 @@ TEST_CASE("a writer killed at any moment never leaves a bad entry behind", "[cac
 TEST_CASE("two processes writing and reading one store see consistent captures", "[cache][processes]") {
   test::TempDir dir;
   const std::string directory = dir.file("store");
-  open_at(directory);
+  open_small_store(directory);
   std::vector<pid_t> children;
   for (int process = 0; process < 2; ++process)
     children.push_back(spawn([&, process] {
-      auto store = open_at(directory);
+      auto store = open_small_store(directory);
       for (int i = 0; i < 12; ++i) {
         test::write_capture(*store, i % 6 + 100 * (i % 2 == 0 ? process : 9));  // some ids shared
         for (const StoredCapture& capture : store->list()) {
@@ -131,7 +126,7 @@ TEST_CASE("two processes writing and reading one store see consistent captures",
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
   }
-  auto store = open_at(directory);
+  auto store = open_small_store(directory);
   const auto captures = store->list();
   std::set<std::string> names;
   for (const StoredCapture& capture : captures) {

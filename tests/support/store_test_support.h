@@ -19,6 +19,14 @@ inline at::Tensor pattern_rows(int64_t rows, int64_t width, uint64_t seed) {
   return tensor;
 }
 
+// A store at `directory` with a 1 MiB host tier, so most reads go to the segment files.
+inline std::shared_ptr<cache::ActivationStore> open_small_store(const std::string& directory) {
+  cache::ActivationStoreOptions options;
+  options.directory = directory;
+  options.host_capacity_bytes = 1 << 20;
+  return cache::ActivationStore::open(options);
+}
+
 inline engine::CaptureId capture_name(int index) {
   return {"template" + std::to_string(index), "model", "config"};
 }
