@@ -42,23 +42,19 @@ at::ScalarType dtype_of(const std::string& name) {
   throw InvalidArgumentError("bench text: dtype '" + name + "' is not bf16 or fp32");
 }
 
-// Peak resident memory since the last reset (VmHWM), in bytes; the reset writes "5" to
-// clear_refs, which Linux documents as resetting the peak.
-int64_t peak_resident_bytes() {
+// A "Name:   N kB" field of /proc/self/status, in bytes (0 where absent).
+int64_t status_bytes(const std::string& field) {
   std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1)) * 1024;
   return 0;
 }
+int64_t resident_bytes() { return status_bytes("VmRSS"); }
+// Peak resident memory since the last reset; the reset writes "5" to clear_refs, which Linux
+// documents as resetting the peak.
+int64_t peak_resident_bytes() { return status_bytes("VmHWM"); }
 void reset_peak_resident() { std::ofstream("/proc/self/clear_refs") << "5"; }
-int64_t resident_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  return 0;
-}
 
 // Weights straight in the target dtype, one tensor at a time (the module's float32 placeholders
 // are never touched, so they take no memory): XXL in bfloat16 never needs its 19 GB float32 copy.
