@@ -54,6 +54,15 @@ TEST_CASE("base64 round-trips every length and refuses malformed text", "[http]"
     CHECK(*decoded == bytes);
     bytes += static_cast<char>(length * 37 + 11);
   }
+  // RFC 4648's test vectors, so the encoder is checked against the standard, not only its decoder.
+  const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+                                                         {"foobar", "Zm9vYmFy"}};
+  for (const auto& [plain, encoded] : vectors) CHECK(base64_encode(plain) == encoded);
+  CHECK(base64_encode(std::string("\xff\xfe\xfd\x00\x01", 5)) == "//79AAE=");  // the last two alphabet characters
+  std::string answer = "{\"b64_json\":\"";
+  base64_append(answer, "foobar");
+  CHECK(answer == "{\"b64_json\":\"Zm9vYmFy");  // appended after what was there
   CHECK(base64_decode("aGVsbG8=").value() == "hello");
   CHECK(base64_decode("aGVs\r\nbG8").value() == "hello");                    // wrapped, unpadded
   CHECK(base64_decode("data:image/png;base64,aGVsbG8=").value() == "hello");  // a data URL

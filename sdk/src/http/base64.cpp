@@ -1,6 +1,7 @@
 #include "http/base64.h"
 
 #include <array>
+#include <cstring>
 
 namespace flashps::http {
 namespace {
@@ -16,17 +17,31 @@ constexpr std::array<int8_t, 256> decoding_table() {
 
 }  // namespace
 
-std::string base64_encode(std::string_view bytes) {
-  std::string text((bytes.size() + 2) / 3 * 4, '=');
-  char* out = text.data();  // written in place: results are megabytes, appending char by char is slow
+// Two output characters per table lookup (12 bits of input): half the lookups and stores of the
+// one-character table, which is what an 800 KB answer's encoding time is made of.
+static const std::array<uint16_t, 4096>& pair_table() {
+  static const std::array<uint16_t, 4096> table = [] {
+    std::array<uint16_t, 4096> pairs{};
+    for (int i = 0; i < 4096; ++i) {
+      const char two[2] = {kAlphabet[i >> 6], kAlphabet[i & 63]};
+      std::memcpy(&pairs[i], two, 2);
+    }
+    return pairs;
+  }();
+  return table;
+}
+
+void base64_append(std::string& text, std::string_view bytes) {
+  const size_t begin = text.size();
+  text.resize(begin + base64_encoded_size(bytes.size()), '=');
+  char* out = text.data() + begin;
+  const auto& pairs = pair_table();
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3, out += 4) {
     const uint32_t triple = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) |
                             uint8_t(bytes[i + 2]);
-    out[0] = kAlphabet[(triple >> 18) & 63];
-    out[1] = kAlphabet[(triple >> 12) & 63];
-    out[2] = kAlphabet[(triple >> 6) & 63];
-    out[3] = kAlphabet[triple & 63];
+    std::memcpy(out, &pairs[triple >> 12], 2);
+    std::memcpy(out + 2, &pairs[triple & 4095], 2);
   }
   const size_t rest = bytes.size() - i;
   if (rest > 0) {
@@ -36,6 +51,11 @@ std::string base64_encode(std::string_view bytes) {
     out[1] = kAlphabet[(triple >> 12) & 63];
     if (rest == 2) out[2] = kAlphabet[(triple >> 6) & 63];  // else '=' stays
   }
+}
+
+std::string base64_encode(std::string_view bytes) {
+  std::string text;
+  base64_append(text, bytes);
   return text;
 }
 

@@ -63,11 +63,15 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
   const std::string base_url = ServerContext::base_url(request.get_header_value("Host"), context.port);
   for (const auto& job : jobs) job->wait_finished(-1);
   const auto answer_start = Clock::now();
-  // The answer is written by hand: the images are most of it, and base64 needs no JSON escaping,
-  // so each is appended once instead of being copied and scanned by a JSON serializer.
-  std::string data;
+  // The answer is written by hand, once, into a buffer sized up front: the images are most of it,
+  // and base64 needs no JSON escaping, so each is encoded in place instead of being copied and
+  // scanned by a JSON serializer.
+  std::vector<JobView> views;
+  std::vector<std::shared_ptr<const std::string>> results;
+  size_t answer_size = 256;
   for (const auto& job : jobs) {
-    const JobView view = job->view();
+    views.push_back(job->view());
+    const JobView& view = views.back();
     if (view.outcome != FLASHPS_OK) {
       for (const auto& other : jobs) other->cancel();
       throw HttpError(view.http_status, view.error.empty() ? "the edit did not finish" : view.error, "",
@@ -76,19 +80,28 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
     edit_seconds = std::max(edit_seconds, view.seconds);
     encode_seconds += view.encode_seconds;
     finish_seconds = std::max(finish_seconds, view.finish_seconds);
-    data += data.empty() ? "" : ",";
-    if (form.response_format == "url") {
-      data += json{{"url", base_url + "/v1/edits/" + view.id + "/result"}}.dump();
-    } else {
-      const auto bytes = job->result();
-      data += "{\"b64_json\":\"" + base64_encode(*bytes) + "\"}";
+    if (form.response_format != "url") {
+      results.push_back(job->result());
+      answer_size += base64_encoded_size(results.back()->size()) + 16;
     }
   }
   const json fields = {{"model", context.model_name},
                        {"output_format", form.output_format.empty() ? "png" : form.output_format}};
-  std::string body = "{\"created\":" + std::to_string(static_cast<int64_t>(std::time(nullptr))) + ",\"data\":[" +
-                     data + "],";
   const std::string rest = fields.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string body;
+  body.reserve(answer_size + rest.size() + views.size() * (base_url.size() + 64));
+  body += "{\"created\":" + std::to_string(static_cast<int64_t>(std::time(nullptr))) + ",\"data\":[";
+  for (size_t i = 0; i < views.size(); ++i) {
+    body += i == 0 ? "" : ",";
+    if (form.response_format == "url") {
+      body += json{{"url", base_url + "/v1/edits/" + views[i].id + "/result"}}.dump();
+    } else {
+      body += "{\"b64_json\":\"";
+      base64_append(body, *results[i]);
+      body += "\"}";
+    }
+  }
+  body += "],";
   body += rest.substr(1);  // the fields' object without its opening brace
   // The server's own part of the latency, so a client can tell HTTP overhead from edit time.
   // receive: httplib reading and parsing the body after the headers; edit: submission to the
