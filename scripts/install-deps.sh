@@ -12,6 +12,7 @@ packages=(
   libcli11-dev            # the flashps CLI
   libcpp-httplib-dev      # flashps serve: a maintained HTTP/1.1 server (multipart, chunked streams)
   curl                    # tests/http: a real HTTP client against flashps serve
+  libcurl4-openssl-dev    # bench http: times the server through libcurl (what curl is) beside httplib
   catch2                  # tests (v2)
   libpng-dev libjpeg-dev  # image IO
   qt6-base-dev            # desktop app

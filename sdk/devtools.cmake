@@ -32,3 +32,13 @@ if(OPENCV_INCLUDE_DIR AND OPENCV_PHOTO_LIBRARY AND OPENCV_IMGPROC_LIBRARY AND OP
 else()
   message(STATUS "FlashPS: OpenCV photo module not found; bench quality runs without the Telea baseline")
 endif()
+
+# libcurl (what `curl` is) is the second client `bench http` times, beside httplib's: optional.
+find_package(CURL QUIET)
+if(CURL_FOUND)
+  set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/src/bench/http_bench_client.cpp APPEND PROPERTY
+    COMPILE_DEFINITIONS FLASHPS_HAVE_LIBCURL=1)
+  target_link_libraries(flashps_devtools PRIVATE CURL::libcurl)
+else()
+  message(STATUS "FlashPS: libcurl not found; bench http times httplib's client only")
+endif()

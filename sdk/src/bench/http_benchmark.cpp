@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench/http_bench_client.h"
 #include "serve_tools/latency_summary.h"
 
 namespace flashps::bench {
@@ -151,30 +152,26 @@ HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
     const fps::EditResult result = engine.submit(image, mask, edit).result();
     const std::vector<uint8_t> png = result.image.encode("png");
     if (png.empty()) throw fps::Error(FLASHPS_ERROR, "empty result");
-    return Sample{seconds_since(start), -1, -1};
+    return Sample{seconds_since(start)};
   };
   const int port = server.port();
   const std::string steps = std::to_string(options.steps);
-  const auto over_http = [&]() {
-    httplib::Client client("127.0.0.1", port);
-    client.set_read_timeout(600, 0);
-    client.set_tcp_nodelay(true);  // as the server does: no Nagle wait on the body's last segment
-    const httplib::MultipartFormDataItems form = {{"image", inputs.image, "image", "application/octet-stream"},
-                                                  {"mask", inputs.transparent_mask, "mask.png", "image/png"},
-                                                  {"prompt", "", "", ""},
-                                                  {"response_format", "b64_json", "", ""},
-                                                  {"steps", steps, "", ""},
-                                                  {"seed", "1", "", ""}};
+  const std::vector<FormPart> form = {{"image", inputs.image, "image", "application/octet-stream"},
+                                      {"mask", inputs.transparent_mask, "mask.png", "image/png"},
+                                      {"prompt", "", "", ""},
+                                      {"response_format", "b64_json", "", ""},
+                                      {"steps", steps, "", ""},
+                                      {"seed", "1", "", ""}};
+  const auto over_http = [&](HttpClientKind kind) {
     const auto start = Clock::now();
-    const auto result = client.Post("/v1/images/edits", form);
+    const HttpAnswer answer = post_form(kind, port, "/v1/images/edits", form);
     const double latency = seconds_since(start);
-    if (!result) throw fps::Error(FLASHPS_IO_ERROR, "bench http: request failed: " + httplib::to_string(result.error()));
-    if (result->status != 200)
-      throw fps::Error(FLASHPS_ERROR, "bench http: HTTP " + std::to_string(result->status) + ": " + result->body.substr(0, 300));
-    const auto body = nlohmann::json::parse(result->body);
+    if (answer.status != 200)
+      throw fps::Error(FLASHPS_ERROR, "bench http: HTTP " + std::to_string(answer.status) + ": " + answer.body.substr(0, 300));
+    const auto body = nlohmann::json::parse(answer.body);
     if (body["data"].size() != 1 || body["data"][0]["b64_json"].get_ref<const std::string&>().empty())
       throw fps::Error(FLASHPS_ERROR, "bench http: an answer without its image");
-    const std::string timing = result->get_header_value("Server-Timing");
+    const std::string& timing = answer.server_timing;
     return Sample{latency,
                   server_timing_seconds(timing, "decode") + server_timing_seconds(timing, "edit") +
                       server_timing_seconds(timing, "encode"),
@@ -182,92 +179,106 @@ HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
                   server_timing_seconds(timing, "answer")};
   };
 
-  // Warm both paths (first-call allocations, the model's first step), then alternate rounds.
-  run_clients(1, 2, in_process);
-  run_clients(1, 2, over_http);
-  std::vector<Sample> local, remote;
-  double local_seconds = 0, remote_seconds = 0;
+  // One side per path: in-process, then HTTP through each client this build has.
+  struct Side {
+    std::string name;
+    std::function<Sample()> one;
+    std::vector<Sample> samples;
+    double seconds = 0;
+  };
+  std::vector<Side> sides;
+  sides.push_back({"in-process", in_process, {}, 0});
+  for (const HttpClientKind kind : {HttpClientKind::libcurl, HttpClientKind::httplib})
+    if (client_available(kind))
+      sides.push_back({std::string("HTTP ") + client_name(kind), [&over_http, kind] { return over_http(kind); }, {}, 0});
+
+  // Warm every path (first-call allocations, the model's first step), then rounds that rotate
+  // the order of the sides, so drift over the run spreads over all of them.
+  for (Side& side : sides) run_clients(1, 2, side.one);
   const int per_round = options.requests / options.rounds;
   for (int round = 0; round < options.rounds; ++round) {
-    const bool http_first = round % 2 == 1;
-    for (int side = 0; side < 2; ++side) {
-      const bool http = (side == 0) == http_first;
+    for (size_t k = 0; k < sides.size(); ++k) {
+      Side& side = sides[(k + round) % sides.size()];
       const auto start = Clock::now();
-      std::vector<Sample> samples = run_clients(options.clients, per_round, http ? std::function<Sample()>(over_http)
-                                                                                  : std::function<Sample()>(in_process));
-      (http ? remote_seconds : local_seconds) += seconds_since(start);
-      auto& into = http ? remote : local;
-      into.insert(into.end(), samples.begin(), samples.end());
-      report_progress(options.progress, {"bench http", round * 2 + side + 1, options.rounds * 2, 0});
+      std::vector<Sample> samples = run_clients(options.clients, per_round, side.one);
+      side.seconds += seconds_since(start);
+      side.samples.insert(side.samples.end(), samples.begin(), samples.end());
+      report_progress(options.progress, {"bench http", static_cast<int>(round * sides.size() + k + 1),
+                                         static_cast<int>(options.rounds * sides.size()), 0});
     }
   }
 
-  std::vector<double> local_latency, remote_latency, overhead, finish, receive, answer, elsewhere;
-  for (const Sample& sample : local) local_latency.push_back(sample.latency);
-  for (const Sample& sample : remote) {
-    remote_latency.push_back(sample.latency);
-    overhead.push_back(sample.latency - sample.server_seconds);
-    finish.push_back(sample.finish_seconds);
-    receive.push_back(sample.receive_seconds);
-    answer.push_back(sample.answer_seconds);
-    // Connecting, sending, writing and reading the answer: what no server phase covers.
-    elsewhere.push_back(sample.latency - sample.server_seconds - sample.finish_seconds - sample.receive_seconds -
-                        sample.answer_seconds);
-  }
   HttpBenchmarkReport report;
   const fps::Image image = fps::Image::decode(inputs.image.data(), inputs.image.size(), "image");
-  report.results = {
-      {"image", std::to_string(image.width) + "x" + std::to_string(image.height)},
-      {"image_bytes", inputs.image.size()},
-      {"requests_per_side", local.size()},
-      {"clients", options.clients},
-      {"steps", options.steps},
-      {"in_process", {{"requests_per_second", local.size() / local_seconds}, {"latency", summary(local_latency)}}},
-      {"http", {{"requests_per_second", remote.size() / remote_seconds}, {"latency", summary(remote_latency)}}},
-      {"http_overhead", summary(overhead)},
-      {"http_overhead_of_which_finish", summary(finish)},
-      {"http_overhead_of_which_receive", summary(receive)},
-      {"http_overhead_of_which_answer", summary(answer)},
-      {"http_overhead_of_which_transfer", summary(elsewhere)},
-  };
+  report.results = {{"image", std::to_string(image.width) + "x" + std::to_string(image.height)},
+                    {"image_bytes", inputs.image.size()},
+                    {"requests_per_side", sides.front().samples.size()},
+                    {"clients", options.clients},
+                    {"steps", options.steps},
+                    {"sides", nlohmann::json::array()}};
+  for (const Side& side : sides) {
+    std::vector<double> latency, overhead, finish, receive, answer, elsewhere;
+    for (const Sample& sample : side.samples) latency.push_back(sample.latency);
+    nlohmann::json entry = {{"path", side.name},
+                            {"requests_per_second", side.samples.size() / side.seconds},
+                            {"latency", summary(latency)}};
+    if (side.name != "in-process") {
+      for (const Sample& sample : side.samples) {
+        overhead.push_back(sample.latency - sample.server_seconds);
+        finish.push_back(sample.finish_seconds);
+        receive.push_back(sample.receive_seconds);
+        answer.push_back(sample.answer_seconds);
+        // Connecting, sending, writing and reading the answer: what no server phase covers.
+        elsewhere.push_back(sample.latency - sample.server_seconds - sample.finish_seconds - sample.receive_seconds -
+                            sample.answer_seconds);
+      }
+      entry["overhead"] = summary(overhead);
+      entry["overhead_of_which_finish"] = summary(finish);
+      entry["overhead_of_which_receive"] = summary(receive);
+      entry["overhead_of_which_answer"] = summary(answer);
+      entry["overhead_of_which_transfer"] = summary(elsewhere);
+    }
+    report.results["sides"].push_back(entry);
+  }
   return report;
 }
 
 std::string HttpBenchmarkReport::table() const {
   const auto& r = results;
   char text[2048];
-  const auto row = [&](const char* name, const nlohmann::json& side) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%-12s %8.2f %9.1f %9.1f %9.1f\n", name, side["requests_per_second"].get<double>(),
-                  side["latency"]["p50_ms"].get<double>(), side["latency"]["p95_ms"].get<double>(),
-                  side["latency"]["p99_ms"].get<double>());
-    return std::string(line);
-  };
   std::snprintf(text, sizeof text,
-                "bench http: %d requests per side, %d clients, %d step(s), %s image (%zu bytes), alternating rounds\n"
-                "%-12s %8s %9s %9s %9s\n",
+                "bench http: %d requests per side, %d clients, %d step(s), %s image (%zu bytes), rotating rounds\n"
+                "%-16s %8s %9s %9s %9s\n",
                 r["requests_per_side"].get<int>(), r["clients"].get<int>(), r["steps"].get<int>(),
                 r["image"].get<std::string>().c_str(), r["image_bytes"].get<size_t>(), "path", "req/s", "P50 ms", "P95 ms",
                 "P99 ms");
   std::string out = text;
-  out += row("in-process", r["in_process"]);
-  out += row("HTTP", r["http"]);
-  const auto& overhead = r["http_overhead"];
-  std::snprintf(text, sizeof text,
-                "HTTP overhead per request (client latency - server decode+edit+encode): P50 %.2f ms, P95 %.2f ms, "
-                "P99 %.2f ms\n",
-                overhead["p50_ms"].get<double>(), overhead["p95_ms"].get<double>(), overhead["p99_ms"].get<double>());
-  out += text;
-  const auto part = [&](const char* key, const char* what) {
-    const auto& value = r[key];
-    std::snprintf(text, sizeof text, "  of which %-44s P50 %.2f ms, P95 %.2f ms\n", what, value["p50_ms"].get<double>(),
-                  value["p95_ms"].get<double>());
+  for (const auto& side : r["sides"]) {
+    std::snprintf(text, sizeof text, "%-16s %8.2f %9.1f %9.1f %9.1f\n", side["path"].get<std::string>().c_str(),
+                  side["requests_per_second"].get<double>(), side["latency"]["p50_ms"].get<double>(),
+                  side["latency"]["p95_ms"].get<double>(), side["latency"]["p99_ms"].get<double>());
     out += text;
-  };
-  part("http_overhead_of_which_receive", "receive (httplib reads + parses the body):");
-  part("http_overhead_of_which_finish", "finish (hand-over from the engine's last event):");
-  part("http_overhead_of_which_answer", "answer (base64 + JSON):");
-  part("http_overhead_of_which_transfer", "the rest (connect, send, write, client read):");
+  }
+  for (const auto& side : r["sides"]) {
+    if (!side.contains("overhead")) continue;
+    const auto& overhead = side["overhead"];
+    std::snprintf(text, sizeof text,
+                  "%s overhead per request (client latency - server decode+edit+encode): P50 %.2f ms, P95 %.2f ms, "
+                  "P99 %.2f ms\n",
+                  side["path"].get<std::string>().c_str(), overhead["p50_ms"].get<double>(),
+                  overhead["p95_ms"].get<double>(), overhead["p99_ms"].get<double>());
+    out += text;
+    const auto part = [&](const char* key, const char* what) {
+      const auto& value = side[key];
+      std::snprintf(text, sizeof text, "  of which %-48s P50 %.2f ms, P95 %.2f ms\n", what, value["p50_ms"].get<double>(),
+                    value["p95_ms"].get<double>());
+      out += text;
+    };
+    part("overhead_of_which_receive", "receive (httplib reads + parses the body):");
+    part("overhead_of_which_finish", "finish (hand-over from the engine's last event):");
+    part("overhead_of_which_answer", "answer (base64 + JSON):");
+    part("overhead_of_which_transfer", "the rest (connect, send, write, client read):");
+  }
   return out;
 }
 

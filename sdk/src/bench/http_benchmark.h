@@ -1,7 +1,8 @@
 // `flashps bench http`: the cost of serving over HTTP. The same closed-loop stream of edits runs
-// through `flashps serve`'s server (OpenAI-compatible POST /v1/images/edits on loopback, with
-// cpp-httplib's client) and in-process through the public engine API (decode the same bytes,
-// submit, wait, encode the same PNG), in alternating rounds of one run. Per HTTP request, the
+// through `flashps serve`'s server (OpenAI-compatible POST /v1/images/edits on loopback, once with
+// libcurl's client when the build has it and once with cpp-httplib's) and in-process through the
+// public engine API (decode the same bytes, submit, wait, encode the same PNG), in rounds of one
+// run that rotate the order of the sides. Per HTTP request, the
 // overhead is the client's latency minus the server's own decode + edit + encode time (its
 // Server-Timing header): what HTTP, multipart, base64 and JSON add.
 #pragma once
@@ -19,7 +20,7 @@ struct HttpBenchmarkOptions {
   int requests = 48;         // per side
   int clients = 2;           // concurrent closed-loop clients per side
   int steps = 1;
-  int rounds = 2;            // alternating in-process / HTTP rounds (drift cancels out)
+  int rounds = 2;            // rounds over every side, in rotating order (drift cancels out)
   ProgressCallback progress;
 };
 
