@@ -162,6 +162,20 @@ void add_serve_bench_command(CLI::App& bench, CommandAction& action) {
       ->capture_default_str();
   serve->add_option("--profile", options.profile, "Simulated device profile: h800 or a file from `flashps profile`")
       ->capture_default_str();
+  serve->add_option("--ground-truth", options.ground_truths,
+                    "Simulated: what steps really take, while the balancer routes with the profile's model: exact, "
+                    "noisy, measured (replays the profile's recorded steps); default: all of them, plus the most "
+                    "realistic with +/- --model-error")
+      ->check(CLI::IsMember({"exact", "noisy", "measured"}))
+      ->delimiter(',');
+  serve->add_option("--model-error", options.model_error,
+                    "Simulated: systematic error of the ground truth against the balancer's model, as a fraction "
+                    "(per-FLOP cost x(1+e), fixed cost x(1-e)); run at +e and -e; 0: none")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.89));
+  serve->add_option("--noise-cv", options.noise_cv, "Simulated, noisy ground truth: per-step spread")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 4.0));
   serve->add_option("--trace", options.trace,
                     "Mask ratios: production, public, public-inpaint, public-adetailer, all, or a CSV file")
       ->capture_default_str();

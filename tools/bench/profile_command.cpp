@@ -10,7 +10,8 @@ namespace flashps::bench_tool {
 
 void add_profile_command(CLI::App& app, CommandAction& action) {
   static std::string model_option, dtype = "fp32", out = "flashps-profile.json";
-  static int repeats = 2;
+  static int repeats = 3;
+  static std::vector<int> sizes = serve::ProfileOptions().sizes;
   static bool quiet = false;
   CLI::App* profile = app.add_subcommand(
       "profile", "Measure this machine with a model and fit the scheduler's latency models (with R²)");
@@ -19,7 +20,12 @@ void add_profile_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   profile->add_option("--out,-o", out, "Profile JSON to write")->capture_default_str();
-  profile->add_option("--repeats", repeats, "Timings per point (the fastest is kept)")->capture_default_str();
+  profile->add_option("--repeats", repeats, "Timings per point (the fit takes the fastest; all are recorded)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  profile->add_option("--sizes", sizes, "Image sizes in pixels per side (the largest is the simulated request size)")
+      ->capture_default_str()
+      ->check(CLI::Range(16, 4096));
   profile->add_flag("--quiet,-q", quiet, "No progress bar");
   profile->callback([&action] {
     action = [] {
@@ -27,6 +33,7 @@ void add_profile_command(CLI::App& app, CommandAction& action) {
       auto pipeline = FluxInpaintPipeline::load(model_dir(model_option), dtype == "bf16" ? at::kBFloat16 : at::kFloat);
       serve::ProfileOptions profile_options;
       profile_options.repeats = repeats;
+      profile_options.sizes = sizes;
       profile_options.progress = terminal_progress(quiet);
       const serve::ProfileReport report = serve::profile_flux_device(*pipeline, profile_options);
       finish_progress_line(quiet);
@@ -38,8 +45,10 @@ void add_profile_command(CLI::App& app, CommandAction& action) {
       std::printf("loading: %.2f GB/s + %.3g ms per read (R² %.4f, %d reads)\n",
                   fitted.block_load.slope > 0 ? 1e-9 / fitted.block_load.slope : 0.0, fitted.block_load.intercept * 1e3,
                   fitted.block_load.r2, fitted.block_load.samples);
-      std::printf("pre-processing %.1f ms, post-processing %.1f ms per request\nwrote %s\n",
-                  fitted.preprocess_seconds * 1e3, fitted.postprocess_seconds * 1e3, out.c_str());
+      std::printf("pre-processing %.1f ms, post-processing %.1f ms per request\n", fitted.preprocess_seconds * 1e3,
+                  fitted.postprocess_seconds * 1e3);
+      std::printf("recorded %zu measured steps (every repeat) for the simulator's measured ground truth\nwrote %s\n",
+                  fitted.measured_steps.size(), out.c_str());
       return 0;
     };
   });

@@ -58,11 +58,11 @@ ServeRow row_of(const Configuration& configuration, double rps, const std::vecto
   return row;
 }
 
-const ServeRow* find_row(const std::vector<ServeRow>& rows, double rps, const std::string& batching,
-                         const std::string& policy) {
+const ServeRow* find_row(const std::vector<ServeRow>& rows, const std::string& truth, double rps,
+                         const std::string& batching, const std::string& policy) {
   for (const ServeRow& row : rows)
-    if (row.rps == rps && row.batching == batching && row.policy == policy) return &row;
-  return nullptr;
+    if (row.truth == truth && row.rps == rps && row.batching == batching && row.policy == policy) return &row;
+  throw Error("bench serve: no row for " + truth + " " + batching + "/" + policy);
 }
 
 double round_rate(double rps) {  // two significant digits, for readable tables
@@ -72,13 +72,42 @@ double round_rate(double rps) {  // two significant digits, for readable tables
 }
 
 SimulationResult simulate_configuration(const Configuration& configuration, const ServeBenchmarkOptions& options,
-                                        const DeviceProfile& profile, const std::vector<TraceRequest>& trace) {
+                                        const DeviceProfile& profile, const std::vector<TraceRequest>& trace,
+                                        const GroundTruthOptions& truth = {}) {
   SimulationOptions simulation;
+  simulation.ground_truth = truth;
   simulation.batching = batching_config(configuration.batching, options.max_batch);
   simulation.policy = configuration.policy;
   simulation.devices = options.simulate;
   simulation.profile = profile;
   return simulate(simulation, trace);
+}
+
+std::vector<GroundTruthOptions> ground_truths(const ServeBenchmarkOptions& options, const DeviceProfile& profile) {
+  std::vector<GroundTruthOptions> truths;
+  const auto truth = [&](GroundTruthKind kind, double error) {
+    GroundTruthOptions entry;
+    entry.kind = kind;
+    entry.noise_cv = options.noise_cv;
+    entry.model_error = error;
+    entry.seed = options.seed;
+    return entry;
+  };
+  if (!options.ground_truths.empty()) {
+    for (const std::string& name : options.ground_truths) truths.push_back(truth(ground_truth_kind_from_name(name), 0));
+    if (options.model_error != 0)
+      for (const std::string& name : options.ground_truths)
+        for (double sign : {1.0, -1.0})
+          truths.push_back(truth(ground_truth_kind_from_name(name), sign * options.model_error));
+    return truths;
+  }
+  const bool measured = !profile.measured_steps.empty();
+  truths = {truth(GroundTruthKind::exact, 0), truth(GroundTruthKind::noisy, 0)};
+  if (measured) truths.push_back(truth(GroundTruthKind::measured, 0));
+  const GroundTruthKind realistic = measured ? GroundTruthKind::measured : GroundTruthKind::noisy;
+  if (options.model_error != 0)
+    for (double sign : {1.0, -1.0}) truths.push_back(truth(realistic, sign * options.model_error));
+  return truths;
 }
 
 ServeReport run_simulated(const ServeBenchmarkOptions& options) {
@@ -95,19 +124,6 @@ ServeReport run_simulated(const ServeBenchmarkOptions& options) {
   workload.steps = profile.steps;
   const Configuration best{"cb", BalancePolicy::mask_aware};
 
-  // Capacity: throughput of the best configuration when every request is already waiting.
-  WorkloadOptions flood = workload;
-  flood.requests_per_second = 1e6;
-  const SimulationResult saturated = simulate_configuration(best, options, profile, make_workload(flood, ratios));
-  const double capacity = saturated.outcomes.size() / saturated.makespan;
-  WorkloadOptions single = workload;
-  single.requests = 1;
-  const double unloaded = simulate_configuration(best, options, profile, make_workload(single, ratios)).makespan;
-  const double slo = options.slo_seconds > 0 ? options.slo_seconds : 5 * unloaded;
-
-  std::vector<double> rates = options.rps;
-  if (rates.empty())
-    for (double fraction : {0.15, 0.3, 0.6, 0.9}) rates.push_back(round_rate(fraction * capacity));
   report.config = {{"mode", "simulated"},
                    {"devices", options.simulate},
                    {"profile", profile.name},
@@ -118,45 +134,68 @@ ServeReport run_simulated(const ServeBenchmarkOptions& options) {
                    {"max_batch", options.max_batch},
                    {"steps", profile.steps},
                    {"image_tokens", profile.image_tokens},
-                   {"capacity_rps", capacity},
-                   {"unloaded_latency", unloaded},
-                   {"slo_seconds", slo},
-                   {"seed", options.seed}};
+                   {"seed", options.seed},
+                   {"balancer_model", "the profile's fit (" + profile.name + ")"}};
+  const std::vector<GroundTruthOptions> truths = ground_truths(options, profile);
   double decision_seconds = 0;
   int decisions = 0;
   const auto configurations = simulated_configurations();
   int done = 0;
-  for (double rps : rates) {
-    workload.requests_per_second = rps;
-    const std::vector<TraceRequest> trace = make_workload(workload, ratios);
-    for (const Configuration& configuration : configurations) {
-      const SimulationResult result = simulate_configuration(configuration, options, profile, trace);
-      std::vector<double> latencies, queueings;
-      for (const RequestOutcome& outcome : result.outcomes) {
-        latencies.push_back(outcome.latency());
-        queueings.push_back(outcome.queueing());
+  const int total = int(truths.size() * (options.rps.empty() ? 4 : options.rps.size()) * configurations.size());
+  report.targets = nlohmann::json::object();
+  for (const GroundTruthOptions& truth : truths) {
+    const std::string label = truth.label();
+    // Capacity under this ground truth: throughput of the best configuration when every
+    // request is already waiting. Loads are fractions of it, so "high load" means the same
+    // thing under every truth (a mis-calibrated model does not shift the system's capacity).
+    WorkloadOptions flood = workload;
+    flood.requests_per_second = 1e6;
+    const SimulationResult saturated =
+        simulate_configuration(best, options, profile, make_workload(flood, ratios), truth);
+    const double capacity = saturated.outcomes.size() / saturated.makespan;
+    WorkloadOptions single = workload;
+    single.requests = 1;
+    const double unloaded =
+        simulate_configuration(best, options, profile, make_workload(single, ratios), truth).makespan;
+    const double slo = options.slo_seconds > 0 ? options.slo_seconds : 5 * unloaded;
+    std::vector<double> rates = options.rps;
+    if (rates.empty())
+      for (double fraction : {0.15, 0.3, 0.6, 0.9}) rates.push_back(round_rate(fraction * capacity));
+    report.config["ground_truths"][label] = {{"capacity_rps", capacity}, {"unloaded_latency", unloaded}, {"slo_seconds", slo}};
+    for (double rps : rates) {
+      workload.requests_per_second = rps;
+      const std::vector<TraceRequest> trace = make_workload(workload, ratios);
+      for (const Configuration& configuration : configurations) {
+        const SimulationResult result = simulate_configuration(configuration, options, profile, trace, truth);
+        std::vector<double> latencies, queueings;
+        for (const RequestOutcome& outcome : result.outcomes) {
+          latencies.push_back(outcome.latency());
+          queueings.push_back(outcome.queueing());
+        }
+        report.rows.push_back(
+            row_of(configuration, rps, latencies, queueings, result.makespan - trace.front().arrival, slo));
+        report.rows.back().truth = label;
+        if (configuration.policy == BalancePolicy::mask_aware && configuration.batching == "cb") {
+          decision_seconds += result.scheduler_seconds;
+          decisions += result.decisions;
+        }
+        report_progress(options.progress, {"simulate", ++done, total, 0});
       }
-      report.rows.push_back(row_of(configuration, rps, latencies, queueings, result.makespan - trace.front().arrival, slo));
-      if (configuration.policy == BalancePolicy::mask_aware && configuration.batching == "cb") {
-        decision_seconds += result.scheduler_seconds;
-        decisions += result.decisions;
-      }
-      report_progress(options.progress, {"simulate", ++done, int(rates.size() * configurations.size()), 0});
     }
+    const double high = rates.back();
+    const ServeRow* mask_aware = find_row(report.rows, label, high, "cb", "mask-aware");
+    const ServeRow* by_count = find_row(report.rows, label, high, "cb", "request-count");
+    const ServeRow* naive = find_row(report.rows, label, high, "naive-cb", "mask-aware");
+    const ServeRow* full = find_row(report.rows, label, high, "static-full", "request-count");
+    report.targets[label] = {
+        {"rps", high},
+        {"mask_aware_p95_below_request_count", 1 - mask_aware->p95 / by_count->p95},
+        {"cb_p95_below_naive_cb", 1 - mask_aware->p95 / naive->p95},
+        {"static_full_mean_over_cb_mask_aware_mean", full->mean / mask_aware->mean},
+    };
   }
   report.overheads = {{"mask_aware_decision_us", decisions ? 1e6 * decision_seconds / decisions : 0.0},
                       {"devices", options.simulate}};
-  const double high = rates.back();
-  const ServeRow* mask_aware = find_row(report.rows, high, "cb", "mask-aware");
-  const ServeRow* by_count = find_row(report.rows, high, "cb", "request-count");
-  const ServeRow* naive = find_row(report.rows, high, "naive-cb", "mask-aware");
-  const ServeRow* full = find_row(report.rows, high, "static-full", "request-count");
-  report.targets = {
-      {"rps", high},
-      {"mask_aware_p95_below_request_count", 1 - mask_aware->p95 / by_count->p95},
-      {"cb_p95_below_naive_cb", 1 - mask_aware->p95 / naive->p95},
-      {"static_full_mean_over_cb_mask_aware_mean", full->mean / mask_aware->mean},
-  };
   return report;
 }
 
@@ -253,6 +292,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     const double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (slo <= 0) slo = 5 * *std::min_element(latencies.begin(), latencies.end());
     report.rows.push_back(row_of(configuration, rps, latencies, queueings, duration, slo));
+    report.rows.back().truth = "real";
     const EngineCounters counters = engine.counters();
     if (configuration.batching == "cb") {
       max_assembly = counters.max_assembly_seconds;
@@ -271,8 +311,8 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
                       {"steps", steps},
                       {"decision_us_mean", 1e6 * decision},
                       {"decisions", decisions}};
-  const ServeRow* full = find_row(report.rows, rps, "static-full", "request-count");
-  const ServeRow* best = find_row(report.rows, rps, "cb", "mask-aware");
+  const ServeRow* full = find_row(report.rows, "real", rps, "static-full", "request-count");
+  const ServeRow* best = find_row(report.rows, "real", rps, "cb", "mask-aware");
   report.targets = {{"cb_mask_aware_throughput_over_static_full", best->throughput / full->throughput},
                     {"static_full_mean_over_cb_mask_aware_mean", full->mean / best->mean}};
   return report;
@@ -283,7 +323,8 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
 nlohmann::json ServeReport::to_json() const {
   nlohmann::json rows_json = nlohmann::json::array();
   for (const ServeRow& row : rows)
-    rows_json.push_back({{"batching", row.batching},
+    rows_json.push_back({{"truth", row.truth},
+                         {"batching", row.batching},
                          {"policy", row.policy},
                          {"rps", row.rps},
                          {"mean", row.mean},
@@ -303,11 +344,11 @@ std::string ServeReport::table() const {
   std::ostringstream out;
   out << std::fixed;
   for (const auto& [key, value] : config.items()) out << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump()) << "\n";
-  out << "\n" << std::left << std::setw(12) << "batching" << std::setw(15) << "policy" << std::right << std::setw(8)
+  out << "\n" << std::left << std::setw(22) << "truth" << std::setw(12) << "batching" << std::setw(15) << "policy" << std::right << std::setw(8)
       << "rps" << std::setw(9) << "mean s" << std::setw(9) << "p50" << std::setw(9) << "p95" << std::setw(9) << "p99"
       << std::setw(10) << "queue s" << std::setw(10) << "thr r/s" << std::setw(8) << "SLO %" << "\n";
   for (const ServeRow& row : rows) {
-    out << std::left << std::setw(12) << row.batching << std::setw(15) << row.policy << std::right << std::setprecision(2)
+    out << std::left << std::setw(22) << row.truth << std::setw(12) << row.batching << std::setw(15) << row.policy << std::right << std::setprecision(2)
         << std::setw(8) << row.rps << std::setw(9) << row.mean << std::setw(9) << row.p50 << std::setw(9) << row.p95
         << std::setw(9) << row.p99 << std::setw(10) << row.mean_queueing << std::setprecision(3) << std::setw(10)
         << row.throughput << std::setprecision(0) << std::setw(8) << 100 * row.slo_attainment << "\n";

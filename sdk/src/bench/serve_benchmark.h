@@ -5,8 +5,10 @@
 //             cb (continuous, disaggregated pre/post);
 //   policy    round-robin, request-count, token-count, mask-aware (compared under cb).
 // With simulate > 0 the requests run on that many simulated devices (a latency profile: the
-// paper-class H800 constants or a file from `flashps profile`); otherwise on real CPU workers
-// with a model (default: the bundled one), whose templates are registered first.
+// paper-class H800 constants or a file from `flashps profile`), under each of several ground
+// truths (serve_tools/step_ground_truth.h) while the balancer keeps routing with the profile's
+// model; otherwise on real CPU workers with a model (default: the bundled one), whose templates
+// are registered first.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,6 +21,12 @@ namespace flashps::bench {
 struct ServeBenchmarkOptions {
   int simulate = 0;                 // simulated devices; 0 = real CPU workers
   std::string profile = "h800";     // simulated: "h800" or a profile JSON file
+  // Simulated: ground truths by name (exact, noisy, measured); empty: exact, noisy, measured
+  // (when the profile has measured steps), and the most realistic of those with a systematic
+  // error of +model_error and -model_error (skewed: see step_ground_truth.h).
+  std::vector<std::string> ground_truths;
+  double model_error = 0.2;
+  double noise_cv = 0.1;
   std::string trace = "public";     // serve::MaskRatioSource::named (the paper's public trace)
   std::string traces_dir;           // default: the shared traces beside the source tree
   std::string arrivals = "poisson";
@@ -39,6 +47,7 @@ struct ServeBenchmarkOptions {
 };
 
 struct ServeRow {
+  std::string truth;  // simulated: the ground truth's label; real: "real"
   std::string batching, policy;
   double rps = 0;  // offered load; 0 = all requests at once
   double mean = 0, p50 = 0, p95 = 0, p99 = 0;
@@ -51,7 +60,7 @@ struct ServeReport {
   nlohmann::json config;
   std::vector<ServeRow> rows;
   nlohmann::json overheads;  // scheduler decision and batch assembly times
-  nlohmann::json targets;    // the comparisons the issue asks for, at the highest load
+  nlohmann::json targets;    // the comparisons the issue asks for, at the highest load (per truth)
   nlohmann::json to_json() const;
   std::string table() const;
 };

@@ -1,6 +1,7 @@
 #include "serve/device_profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -133,6 +134,24 @@ void write_device_profile(const DeviceProfile& profile, const std::string& path)
                          {"text_tokens", profile.text_tokens},
                          {"steps", profile.steps},
                          {"blocks", blocks}};
+  if (!profile.measured_steps.empty()) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const MeasuredStep& step : profile.measured_steps) {
+      nlohmann::json batch = nlohmann::json::array();
+      for (const RequestWork& work : step.batch)
+        batch.push_back({{"image_tokens", work.image_tokens},
+                         {"masked_tokens", work.masked_tokens},
+                         {"text_tokens", work.text_tokens},
+                         {"cached", work.cached}});
+      steps.push_back({{"batch", batch},
+                       {"cached_blocks", step.cached_blocks},
+                       {"computed_blocks", step.computed_blocks},
+                       {"flops", step.flops},
+                       {"load_bytes", step.load_bytes},
+                       {"seconds", step.seconds}});
+    }
+    json["measured_steps"] = steps;
+  }
   write_json_file(path, json);
 }
 
@@ -166,6 +185,30 @@ DeviceProfile read_device_profile(const std::string& path) {
       profile.blocks.push_back(work);
     }
     if (profile.blocks.empty()) throw Error("profile has no blocks");
+    for (const auto& entry : json.value("measured_steps", nlohmann::json::array())) {
+      MeasuredStep step;
+      for (const auto& request : entry.at("batch")) {
+        RequestWork work;
+        work.image_tokens = request.at("image_tokens").get<int64_t>();
+        work.masked_tokens = request.at("masked_tokens").get<int64_t>();
+        work.text_tokens = request.at("text_tokens").get<int64_t>();
+        work.cached = request.at("cached").get<bool>();
+        if (work.image_tokens < 1 || work.masked_tokens < 0 || work.masked_tokens > work.image_tokens ||
+            work.text_tokens < 0)
+          throw Error("measured_steps: a request's token counts are out of range");
+        step.batch.push_back(work);
+      }
+      step.cached_blocks = entry.at("cached_blocks").get<int>();
+      step.computed_blocks = entry.at("computed_blocks").get<int>();
+      step.flops = entry.at("flops").get<double>();
+      step.load_bytes = entry.at("load_bytes").get<double>();
+      step.seconds = entry.at("seconds").get<std::vector<double>>();
+      if (step.batch.empty() || step.seconds.empty() || !(step.flops > 0))
+        throw Error("measured_steps: a step without requests, timings or FLOPs");
+      for (double seconds : step.seconds)
+        if (!(seconds > 0) || !std::isfinite(seconds)) throw Error("measured_steps: a time that is not positive");
+      profile.measured_steps.push_back(std::move(step));
+    }
     if (profile.image_tokens < 1 || profile.steps < 1) throw Error("image_tokens and steps must be positive");
     return profile;
   } catch (const nlohmann::json::exception& error) {

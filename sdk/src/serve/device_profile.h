@@ -16,6 +16,17 @@ namespace flashps::serve {
 
 using engine::RequestWork;
 
+// One batched denoising step as `flashps profile` timed it: what ran and every measured time.
+// The simulator's measured ground truth replays these (serve_tools/step_ground_truth.h); the
+// fits below are the scheduler's model of them.
+struct MeasuredStep {
+  std::vector<RequestWork> batch;
+  int cached_blocks = 0, computed_blocks = 0;  // blocks that replayed the capture / computed every token
+  double flops = 0;                            // as computed (a count from the blocks' work, not a time)
+  double load_bytes = 0;                       // cached activations the step read
+  std::vector<double> seconds;                 // every repeat, in the order measured
+};
+
 struct DeviceProfile {
   std::string name;
   std::vector<engine::BlockWork> blocks;  // the model's blocks in execution order
@@ -28,6 +39,7 @@ struct DeviceProfile {
   // The workload this profile was measured on, for simulated requests.
   int64_t image_tokens = 4096, text_tokens = 512;
   int steps = 28;
+  std::vector<MeasuredStep> measured_steps;  // empty for built-in profiles and older files
 };
 
 struct StepEstimate {

@@ -94,13 +94,22 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
           batch.push_back(jobs.back().get());
           works.push_back(jobs.back()->work());
         }
-        double best = 1e9;
+        MeasuredStep measured;
+        measured.batch = works;
         for (int r = 0; r < repeats; ++r) {
           const auto start = std::chrono::steady_clock::now();
           pipeline.step(batch);
-          best = std::min(best, seconds_since(start));
+          measured.seconds.push_back(seconds_since(start));
         }
-        report.compute_samples.push_back({estimate_step(unit, works).flops, best});
+        const StepEstimate amounts = estimate_step(unit, works);  // FLOPs and bytes: counts, not times
+        const bool replays = std::any_of(works.begin(), works.end(), [](const RequestWork& w) { return w.cached; });
+        measured.cached_blocks = replays ? static_cast<int>(unit.blocks.size()) : 0;  // kv replays every block
+        measured.computed_blocks = static_cast<int>(unit.blocks.size()) - measured.cached_blocks;
+        measured.flops = amounts.flops;
+        measured.load_bytes = amounts.load_bytes;
+        const double best = *std::min_element(measured.seconds.begin(), measured.seconds.end());
+        report.compute_samples.push_back({amounts.flops, best});
+        profile.measured_steps.push_back(std::move(measured));
         for (EditJob* job : batch) {
           while (!job->denoised()) pipeline.step({job});
           const auto start = std::chrono::steady_clock::now();
@@ -123,6 +132,10 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
   y.clear();
   for (const ProfileSample& sample : report.load_samples) x.push_back(sample.x), y.push_back(sample.seconds);
   if (x.size() >= 2) profile.block_load = fit_linear(x, y);
+  // Simulated requests take the largest size measured, so replaying measured steps interpolates.
+  const int64_t token_pixels = pipeline.vae_scale_factor() * 2;
+  const int64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end()) / token_pixels;
+  profile.image_tokens = largest * largest;
   profile.preprocess_seconds = prepared ? prepare_seconds / prepared : 0;
   profile.postprocess_seconds = finished ? finish_seconds / finished : 0;
   return report;

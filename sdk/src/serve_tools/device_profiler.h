@@ -14,10 +14,10 @@
 namespace flashps::serve {
 
 struct ProfileOptions {
-  std::vector<int> sizes = {64, 128, 192, 256};  // pixels per side
+  std::vector<int> sizes = {64, 128, 256, 384, 512};  // pixels per side (512: the default edit size)
   std::vector<int> batch_sizes = {1, 2, 4};
   std::vector<double> mask_ratios = {0.1, 0.3, 0.6};
-  int repeats = 2;  // the fastest of repeats is kept
+  int repeats = 2;  // timings per batch: the fit takes the fastest, measured_steps keeps them all
   ProgressCallback progress;
 };
 

@@ -39,7 +39,7 @@ struct Device {
 class Simulation {
  public:
   Simulation(const SimulationOptions& options, const std::vector<TraceRequest>& trace)
-      : options_(options), trace_(trace) {
+      : options_(options), trace_(trace), truth_(options.profile, options.ground_truth) {
     if (options.devices < 1) throw Error("simulation needs at least one device");
     if (options.profile.blocks.empty()) throw Error("simulation profile has no blocks");
     for (int i = 0; i < options.devices; ++i) {
@@ -105,7 +105,7 @@ class Simulation {
       device.pool_queue.pop_front();
       --device.pool_free;
       device.pool_running.push_back(next);
-      const double seconds = next.post ? options_.profile.postprocess_seconds : options_.profile.preprocess_seconds;
+      const double seconds = next.post ? truth_.postprocess_seconds() : truth_.preprocess_seconds();
       push(now_ + seconds, EventKind::pool_done, index, next.request);
     }
   }
@@ -136,15 +136,15 @@ class Simulation {
     double seconds = 0;
     switch (device.action.kind) {
       case WorkerAction::idle: return;
-      case WorkerAction::prepare: seconds = options_.profile.preprocess_seconds; break;
-      case WorkerAction::finish: seconds = options_.profile.postprocess_seconds; break;
+      case WorkerAction::prepare: seconds = truth_.preprocess_seconds(); break;
+      case WorkerAction::finish: seconds = truth_.postprocess_seconds(); break;
       case WorkerAction::step: {
         std::vector<RequestWork> batch;
         for (RequestId id : device.action.requests) {
           batch.push_back(work_[id]);
           if (result_.outcomes[id].first_step < 0) result_.outcomes[id].first_step = now_;
         }
-        seconds = estimate_step(options_.profile, batch).seconds;
+        seconds = truth_.step_seconds(batch);
         break;
       }
     }
@@ -182,6 +182,7 @@ class Simulation {
   const std::vector<TraceRequest>& trace_;
   std::vector<RequestWork> work_;
   std::vector<Device> devices_;
+  StepGroundTruth truth_;
   std::unique_ptr<LoadBalancer> balancer_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t sequence_ = 0;

@@ -1,12 +1,15 @@
-// A cluster of simulated devices on a virtual clock: each device advances time by its latency
-// profile instead of computing, while requests flow through the same load balancer and worker
-// batchers as real serving. Deterministic: 64 GPUs and thousands of requests replay in seconds.
+// A cluster of simulated devices on a virtual clock: each device advances time by a ground truth
+// of step latencies (serve_tools/step_ground_truth.h) instead of computing, while requests flow
+// through the same load balancer and worker batchers as real serving; the balancer routes with
+// the profile's fitted model, which the ground truth need not equal. Deterministic for a seed:
+// 64 GPUs and thousands of requests replay in seconds.
 #pragma once
 #include <vector>
 
 #include "serve/batching.h"
 #include "serve/device_profile.h"
 #include "serve/load_balancer.h"
+#include "serve_tools/step_ground_truth.h"
 #include "serve_tools/workload.h"
 
 namespace flashps::serve {
@@ -15,7 +18,8 @@ struct SimulationOptions {
   BatchingConfig batching;
   BalancePolicy policy = BalancePolicy::mask_aware;
   int devices = 8;
-  DeviceProfile profile;  // every device's
+  DeviceProfile profile;  // every device's, as the balancer knows it
+  GroundTruthOptions ground_truth;  // what steps really take (default: exactly the profile)
   int pool_threads_per_device = 2;  // disaggregated pre-/post-processing workers
 };
 

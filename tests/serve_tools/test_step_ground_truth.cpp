@@ -1,0 +1,173 @@
+// The simulator's ground truths: what a simulated step takes, apart from the balancer's model.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "core/error.h"
+#include "serve_tools/simulator.h"
+#include "serve_tools/step_ground_truth.h"
+#include "support/temp_dir.h"
+
+using namespace flashps::serve;
+
+namespace {
+
+RequestWork request(double ratio, bool cached = true) {
+  const DeviceProfile profile = h800_flux_profile();
+  RequestWork work;
+  work.steps = 1;
+  work.image_tokens = profile.image_tokens;
+  work.text_tokens = profile.text_tokens;
+  work.masked_tokens = static_cast<int64_t>(ratio * profile.image_tokens);
+  work.cached = cached;
+  return work;
+}
+
+// Steps whose true time is NOT linear in FLOPs (a square root), recorded with two repeats each.
+DeviceProfile profile_with_measured_steps(double spread) {
+  DeviceProfile profile = h800_flux_profile();
+  for (int size : {1, 2, 4})
+    for (double ratio : {0.05, 0.2, 0.5, 1.0}) {
+      MeasuredStep step;
+      step.batch.assign(size, request(ratio, ratio < 1.0));
+      step.flops = estimate_step(profile, step.batch).flops;
+      const double seconds = 1e-3 * std::sqrt(step.flops / 1e9);
+      step.seconds = {seconds * (1 - spread), seconds * (1 + spread)};
+      profile.measured_steps.push_back(step);
+    }
+  return profile;
+}
+
+}  // namespace
+
+TEST_CASE("ground truth: exact is the model; noise has mean 1 and the asked spread; seeds repeat", "[serve][simulator]") {
+  const DeviceProfile profile = h800_flux_profile();
+  const std::vector<RequestWork> batch{request(0.2), request(0.6)};
+  const double model = estimate_step(profile, batch).seconds;
+  StepGroundTruth exact(profile, {});
+  CHECK(exact.step_seconds(batch) == model);
+  GroundTruthOptions noisy;
+  noisy.kind = GroundTruthKind::noisy;
+  noisy.noise_cv = 0.1;
+  StepGroundTruth first(profile, noisy), second(profile, noisy);
+  double sum = 0, squares = 0;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    const double ratio = first.step_seconds(batch) / model;
+    CHECK(ratio == second.step_seconds(batch) / model);  // the same seed, the same draws
+    sum += ratio;
+    squares += ratio * ratio;
+  }
+  const double mean = sum / n, cv = std::sqrt(squares / n - mean * mean) / mean;
+  CHECK(mean == Approx(1.0).epsilon(0.01));
+  CHECK(cv == Approx(0.1).epsilon(0.05));
+  CHECK(GroundTruthOptions{GroundTruthKind::noisy, 0.1, -0.2, true, 1}.label() == "noisy+skew-0.20");
+  CHECK_THROWS_WITH(ground_truth_kind_from_name("perfect"), Catch::Contains("perfect"));
+}
+
+TEST_CASE("ground truth: a skewed model error mis-estimates large and small work in opposite directions",
+          "[serve][simulator]") {
+  const DeviceProfile profile = h800_flux_profile();
+  RequestWork thumbnail = request(1.0, false);  // 16 tokens, no text: the fixed per-block cost dominates
+  thumbnail.image_tokens = 16;
+  thumbnail.masked_tokens = 16;
+  thumbnail.text_tokens = 0;
+  const std::vector<RequestWork> small{thumbnail};
+  std::vector<RequestWork> large;
+  for (int i = 0; i < 8; ++i) large.push_back(request(0.9, false));
+  GroundTruthOptions skew;
+  skew.model_error = 0.2;
+  StepGroundTruth skewed(profile, skew);
+  const double small_ratio = skewed.step_seconds(small) / estimate_step(profile, small).seconds;
+  const double large_ratio = skewed.step_seconds(large) / estimate_step(profile, large).seconds;
+  CHECK(large_ratio > 1.1);   // FLOP-bound: mostly the per-FLOP cost, 1.2x
+  CHECK(small_ratio < 0.9);   // fixed-cost-bound: mostly the fixed cost, 0.8x
+  GroundTruthOptions scale = skew;
+  scale.error_skews = false;
+  StepGroundTruth scaled(profile, scale);
+  CHECK(scaled.step_seconds(small) / estimate_step(profile, small).seconds == Approx(1.2));
+  CHECK(scaled.step_seconds(large) / estimate_step(profile, large).seconds == Approx(1.2));
+  skew.model_error = -0.95;
+  CHECK_THROWS_WITH(StepGroundTruth(profile, skew), Catch::Contains("model error"));
+}
+
+TEST_CASE("ground truth: measured replays recorded steps, interpolated, with their recorded spread",
+          "[serve][simulator]") {
+  GroundTruthOptions measured;
+  measured.kind = GroundTruthKind::measured;
+  CHECK_THROWS_WITH(StepGroundTruth(h800_flux_profile(), measured), Catch::Contains("measured steps"));
+
+  const DeviceProfile exact_steps = profile_with_measured_steps(0.0);
+  StepGroundTruth replay(exact_steps, measured);
+  for (const MeasuredStep& step : exact_steps.measured_steps)  // a recorded batch: its recorded time
+    CHECK(replay.step_seconds(step.batch) == Approx(step.seconds[0]).epsilon(1e-9));
+  // Between two recorded batches (same size and path): on the segment joining them, which lies
+  // under the concave truth and differs from the balancer's linear model.
+  const std::vector<RequestWork> between{request(0.35)};
+  const double low = 1e-3 * std::sqrt(estimate_step(exact_steps, {request(0.2)}).flops / 1e9);
+  const double high = 1e-3 * std::sqrt(estimate_step(exact_steps, {request(0.5)}).flops / 1e9);
+  const double replayed = replay.step_seconds(between);
+  CHECK(replayed > low);
+  CHECK(replayed < high);
+  CHECK(replayed < 1e-3 * std::sqrt(estimate_step(exact_steps, between).flops / 1e9));
+  CHECK(std::abs(replayed / estimate_step(exact_steps, between).seconds - 1) > 0.05);
+  // A batch of 8 (none recorded): the batches of 4, extended along their last segment.
+  std::vector<RequestWork> eight(8, request(0.2));
+  CHECK(replay.step_seconds(eight) > replay.step_seconds(std::vector<RequestWork>(4, request(0.2))));
+
+  // Spread: every draw is one of the recorded deviations (here -10% or +10% of the median).
+  StepGroundTruth spread(profile_with_measured_steps(0.1), measured);
+  const std::vector<RequestWork>& recorded = exact_steps.measured_steps[1].batch;
+  bool saw_low = false, saw_high = false;
+  for (int i = 0; i < 200; ++i) {
+    const double ratio = spread.step_seconds(recorded) / exact_steps.measured_steps[1].seconds[0];
+    saw_low |= ratio == Approx(0.9);
+    saw_high |= ratio == Approx(1.1);
+    CHECK((ratio == Approx(0.9) || ratio == Approx(1.1)));
+  }
+  CHECK(saw_low);
+  CHECK(saw_high);
+}
+
+TEST_CASE("measured steps round-trip through the profile file; bad ones are refused by name", "[serve][profile]") {
+  flashps::test::TempDir dir;
+  const DeviceProfile profile = profile_with_measured_steps(0.05);
+  write_device_profile(profile, dir.file("p.json"));
+  const DeviceProfile read = read_device_profile(dir.file("p.json"));
+  REQUIRE(read.measured_steps.size() == profile.measured_steps.size());
+  for (size_t i = 0; i < read.measured_steps.size(); ++i) {
+    CHECK(read.measured_steps[i].seconds == profile.measured_steps[i].seconds);
+    CHECK(read.measured_steps[i].flops == profile.measured_steps[i].flops);
+    CHECK(read.measured_steps[i].batch.size() == profile.measured_steps[i].batch.size());
+    CHECK(read.measured_steps[i].batch[0].masked_tokens == profile.measured_steps[i].batch[0].masked_tokens);
+    CHECK(read.measured_steps[i].batch[0].cached == profile.measured_steps[i].batch[0].cached);
+  }
+  std::string text;
+  {
+    std::ifstream in(dir.file("p.json"));
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t seconds = text.find("\"seconds\"");
+  REQUIRE(seconds != std::string::npos);
+  const size_t number = text.find_first_of("0123456789", seconds);
+  text.insert(number, "-");
+  std::ofstream(dir.file("negative.json")) << text;
+  CHECK_THROWS_WITH(read_device_profile(dir.file("negative.json")),
+                    Catch::Contains("negative.json") && Catch::Contains("not positive"));
+}
+
+TEST_CASE("the simulator's clock follows the ground truth, not the balancer's model", "[serve][simulator]") {
+  DeviceProfile profile = h800_flux_profile();
+  profile.preprocess_seconds = profile.postprocess_seconds = 0;
+  TraceRequest one;
+  one.work = request(0.2);
+  one.work.steps = 10;
+  SimulationOptions options;
+  options.devices = 2;
+  options.profile = profile;
+  const double exact = simulate(options, {one}).makespan;
+  options.ground_truth.model_error = 0.5;
+  options.ground_truth.error_skews = false;
+  CHECK(simulate(options, {one}).makespan == Approx(1.5 * exact));
+}
