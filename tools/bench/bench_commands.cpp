@@ -160,7 +160,7 @@ void add_serve_bench_command(CLI::App& bench, CommandAction& action) {
                "pre/post, load-balancing policies; real CPU workers or --simulate N devices");
   serve->add_option("--simulate", options.simulate, "Simulated devices (0: real CPU workers with the model)")
       ->capture_default_str();
-  serve->add_option("--profile", options.profile, "Simulated device profile: h800 or a file from `flashps profile`")
+  serve->add_option("--profile", options.profile, "Simulated device profile: h800 or a file from `flashps profile` (real workers route with a file)")
       ->capture_default_str();
   serve->add_option("--ground-truth", options.ground_truths,
                     "Simulated: what steps really take, while the balancer routes with the profile's model: exact, "
@@ -195,6 +195,9 @@ void add_serve_bench_command(CLI::App& bench, CommandAction& action) {
   serve->add_option("--devices", options.devices,
                     "Real workers: one per device instead (cpu, cuda, cuda:N, a comma-separated list, or auto)");
   serve->add_option("--images", options.images, "Real workers: template images (default: samples/images)");
+  serve->add_flag("--compare-simulated", options.compare_simulated,
+                  "Real workers: also simulate the same requests on as many devices with --profile FILE, under "
+                  "each ground truth, side by side with the real latencies");
   serve->add_option("--json", json_path, "Write {\"rows\": [...]} as JSON to this file");
   serve->add_flag("--quiet,-q", quiet, "No progress bar");
   serve->callback([&action, requests] {

@@ -261,10 +261,17 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
                    {"templates", options.images.size()}};
   double max_assembly = 0, assembly = 0, assembly_cpu = 0, decision = 0;
   int64_t steps = 0, decisions = 0;
-  const std::vector<Configuration> configurations{{"static-full", BalancePolicy::request_count},
-                                                  {"static", BalancePolicy::mask_aware},
-                                                  {"naive-cb", BalancePolicy::mask_aware},
-                                                  {"cb", BalancePolicy::mask_aware}};
+  std::vector<Configuration> configurations{{"static-full", BalancePolicy::request_count},
+                                            {"static", BalancePolicy::mask_aware},
+                                            {"naive-cb", BalancePolicy::mask_aware},
+                                            {"cb", BalancePolicy::mask_aware}};
+  if (pipelines.size() > 1)  // policies differ only with several workers
+    configurations.insert(configurations.end() - 1,
+                          {{"cb", BalancePolicy::round_robin}, {"cb", BalancePolicy::request_count}});
+  // The balancer routes with the profile file when one is given (as `flashps serve --profile`),
+  // else with the pipeline's estimate.
+  const std::string routing_profile = options.profile == "h800" ? std::string() : options.profile;
+  report.config["balancer_model"] = routing_profile.empty() ? "estimated (no --profile)" : routing_profile;
   int done = 0;
   double slo = options.slo_seconds;
   for (const Configuration& configuration : configurations) {
@@ -274,7 +281,8 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     engine_options.max_queued = requests.size() + 1;
     std::vector<EngineDevice> devices;
     for (size_t i = 0; i < pipelines.size(); ++i)
-      devices.push_back(engine_device(pipelines[i], {}, pipelines[i]->device().str() + "/" + std::to_string(i)));
+      devices.push_back(
+          engine_device(pipelines[i], routing_profile, pipelines[i]->device().str() + "/" + std::to_string(i)));
     Engine engine(std::move(devices), engine_options);
     std::vector<EditHandle> handles;
     const auto start = std::chrono::steady_clock::now();
@@ -305,6 +313,35 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     report_progress(options.progress, {"serve", ++done, int(configurations.size()), duration});
   }
   report.config["slo_seconds"] = slo;
+  if (options.compare_simulated) {
+    // The same requests on as many simulated devices, timed by the profile under each ground
+    // truth: how far the simulator is from this machine. Each request's work is the pipeline's
+    // own estimate from its image and mask, as the engine's balancer sees it at submission.
+    if (routing_profile.empty()) throw Error("bench serve --compare-simulated needs --profile FILE (from `flashps profile`)");
+    const DeviceProfile profile = read_device_profile(routing_profile);
+    std::vector<TraceRequest> simulated_trace;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      TraceRequest request = trace[i];
+      if (rps <= 0) request.arrival = 0;
+      request.work = pipelines.front()->estimate_work(requests[i]);
+      request.work.cached = true;
+      simulated_trace.push_back(request);
+    }
+    ServeBenchmarkOptions simulated = options;
+    simulated.simulate = static_cast<int>(pipelines.size());
+    for (const GroundTruthOptions& truth : ground_truths(options, profile))
+      for (const Configuration& configuration : configurations) {
+        const SimulationResult result = simulate_configuration(configuration, simulated, profile, simulated_trace, truth);
+        std::vector<double> latencies, queueings;
+        for (const RequestOutcome& outcome : result.outcomes) {
+          latencies.push_back(outcome.latency());
+          queueings.push_back(outcome.queueing());
+        }
+        report.rows.push_back(row_of(configuration, rps, latencies, queueings, result.makespan, slo));
+        report.rows.back().truth = "simulated " + truth.label();
+      }
+    report.config["simulated_with"] = profile.name;
+  }
   report.overheads = {{"batch_assembly_ms_mean", 1e3 * assembly},
                       {"batch_assembly_ms_max", 1e3 * max_assembly},
                       {"batch_assembly_cpu_ms_mean", 1e3 * assembly_cpu},

@@ -43,6 +43,9 @@ struct ServeBenchmarkOptions {
   int workers = 1;                  // CPU workers, when `devices` is empty
   std::string devices;              // else one worker per device (serve/device_selection.h)
   std::vector<std::string> images;  // template images (default: samples/images/*)
+  // Real workers: also simulate the same requests on as many devices with `profile` (a file),
+  // under each ground truth, for real and simulated latencies side by side.
+  bool compare_simulated = false;
   ProgressCallback progress;
 };
 

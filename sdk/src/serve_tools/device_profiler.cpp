@@ -123,7 +123,7 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
   }
   std::vector<double> x, y;
   for (const ProfileSample& sample : report.compute_samples) x.push_back(sample.x), y.push_back(sample.seconds);
-  const LinearFit step_fit = fit_linear(x, y);
+  const LinearFit step_fit = fit_linear_relative(x, y);  // steps span ~100x: fit relative errors
   const double blocks = double(profile.blocks.size());
   // The fitted intercept is per step; the model's is per block (where batching amortises it).
   profile.block_compute = {step_fit.slope, step_fit.intercept / blocks, step_fit.r2, step_fit.samples};
@@ -131,7 +131,7 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
   x.clear();
   y.clear();
   for (const ProfileSample& sample : report.load_samples) x.push_back(sample.x), y.push_back(sample.seconds);
-  if (x.size() >= 2) profile.block_load = fit_linear(x, y);
+  if (x.size() >= 2) profile.block_load = fit_linear_relative(x, y);
   // Simulated requests take the largest size measured, so replaying measured steps interpolates.
   const int64_t token_pixels = pipeline.vae_scale_factor() * 2;
   const int64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end()) / token_pixels;
