@@ -1,6 +1,7 @@
 // `flashps-bench profile` (also `flashps profile`): measures this machine with a model and fits
 // the scheduler's latency models; the logic is in sdk/src/serve_tools.
 #include <cstdio>
+#include <filesystem>
 
 #include "developer_commands.h"
 #include "pipeline/flux_inpaint_pipeline.h"
@@ -9,7 +10,7 @@
 namespace flashps::bench_tool {
 
 void add_profile_command(CLI::App& app, CommandAction& action) {
-  static std::string model_option, dtype = "fp32", out = "flashps-profile.json";
+  static std::string model_option, dtype = "fp32", out = serve::default_profile_path();
   static int repeats = 3;
   static std::vector<int> sizes = serve::ProfileOptions().sizes;
   static bool quiet = false;
@@ -19,7 +20,7 @@ void add_profile_command(CLI::App& app, CommandAction& action) {
   profile->add_option("--dtype", dtype, "Transformer precision: fp32 or bf16")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
-  profile->add_option("--out,-o", out, "Profile JSON to write")->capture_default_str();
+  profile->add_option("--out,-o", out, "Profile JSON to write (the default location is where edits and servers look for it)")->capture_default_str();
   profile->add_option("--repeats", repeats, "Timings per point (the fit takes the fastest; all are recorded)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
@@ -37,6 +38,8 @@ void add_profile_command(CLI::App& app, CommandAction& action) {
       profile_options.progress = terminal_progress(quiet);
       const serve::ProfileReport report = serve::profile_flux_device(*pipeline, profile_options);
       finish_progress_line(quiet);
+      if (const auto folder = std::filesystem::path(out).parent_path(); !folder.empty())
+        std::filesystem::create_directories(folder);
       serve::write_device_profile(report.profile, out);
       const serve::DeviceProfile& fitted = report.profile;
       std::printf("compute: %.3g s/GFLOP per block + %.3g ms per block (R² %.4f, %d batched steps)\n",

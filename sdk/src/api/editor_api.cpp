@@ -17,6 +17,7 @@
 #include "pipeline/flux_inpaint_pipeline.h"
 #include "pipeline/model_family.h"
 #include "pipeline/sd_inpaint_pipeline.h"
+#include "serve/device_profile.h"
 #include "serve/device_selection.h"
 
 flashps_editor::~flashps_editor() = default;
@@ -171,6 +172,13 @@ flashps_status flashps_editor_open(const char* model_dir, const flashps_editor_p
       handle->family = FLASHPS_FAMILY_STABLE_DIFFUSION;
       handle->sd = flashps::SDInpaintPipeline::load(handle->model_dir, dtype, std::move(store));
       handle->fingerprint = handle->sd->components().fingerprint;
+    }
+    // The planner plans with this device's measured speeds when a profile is found
+    // ($FLASHPS_PROFILE or the default location), else with the pipeline's online estimate.
+    if (const std::string profile = flashps::serve::resolve_profile_path(""); !profile.empty()) {
+      const auto speed = flashps::serve::device_speed_of(flashps::serve::read_device_profile(profile));
+      if (handle->flux) handle->flux->use_profile_speed(speed);
+      if (handle->sd) handle->sd->use_profile_speed(speed);
     }
     handle->device = device.str();
     handle->bf16 = params.bf16 != 0;

@@ -14,6 +14,7 @@
 #include "engine/cost_model.h"
 #include "engine/planner.h"
 #include "engine/replay_router.h"
+#include "engine/speed_estimator.h"
 #include "models/flux/flux_block_work.h"
 #include "models/flux/flux_transformer.h"
 #include "models/common/layers.h"
@@ -114,8 +115,87 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
     model->to(dtype_of(dtype_name));
     prefer_fast_linear_layout(*model);
     denoise(model, work, nullptr);  // warm-up: first-touch of buffers and kernels
+
+    engine::MemoryCaptureStore store;
+    auto writer = store.begin({"bench-template", dtype_name, "bench"});
+    engine::CaptureRouter capture_router(*writer, true, true, model->dtype());
+    const auto capture_start = Clock::now();
+    const at::Tensor template_result = denoise(model, work, [&](FluxRequest& request, int step) {
+      capture_router.set_step(step);
+      request.router = &capture_router;
+    });
+    auto capture = writer->commit();
+    report.extra["capture"][dtype_name] = {
+        {"bytes_kv_and_hidden", capture->bytes()},
+        {"seconds", std::chrono::duration<double>(Clock::now() - capture_start).count()}};
+
+    // The planner's speed model as a pipeline keeps it without a profile file: an online
+    // estimate (engine/speed_estimator.h), first fed a run at each of six configurations no
+    // row below uses (kv and hidden at m = 0.03, 0.25 and 0.7: spanning the rows' range, as a
+    // profile spans the sizes it is used for), then every row once its prediction is recorded.
+    // So each prediction is made before the run it predicts.
+    const auto work_per_block = flux_block_work(config, c10::elementSize(model->dtype()));
+    engine::SpeedEstimator estimator;
+    const int blocks = static_cast<int>(work_per_block.size());
+    const auto step_flops = [&](const engine::TokenCounts& counts, engine::CacheMode kind, const std::vector<bool>& use_cache) {
+      double flops = 0;
+      for (int i = 0; i < blocks; ++i)
+        flops += use_cache[i] ? engine::forward_flops({work_per_block[i]}, counts, kind)
+                              : engine::forward_flops({work_per_block[i]}, counts);
+      return flops;
+    };
+    const auto plan_of = [&](const engine::TokenCounts& counts, engine::CacheMode kind) {
+      std::vector<bool> use_cache(blocks, true);
+      if (kind == engine::CacheMode::hidden)
+        use_cache = engine::plan_pipeline(engine::estimate_block_times(work_per_block, counts, kind, estimator.speed()),
+                                          engine::loader_model(kind))
+                        .use_cache;
+      return use_cache;
+    };
+    const auto predict = [&](const engine::TokenCounts& counts, engine::CacheMode kind, const std::vector<bool>& use_cache,
+                             int steps_run) {
+      const auto times = engine::estimate_block_times(work_per_block, counts, kind, estimator.speed());
+      return steps_run * engine::pipeline_latency(times, use_cache, engine::loader_model(kind));
+    };
+    const auto observe = [&](double flops, double seconds, const engine::ReplayStats& stats, int steps_run) {
+      estimator.observe_compute(flops, blocks, (seconds - stats.load_wait_seconds) / steps_run);
+      estimator.observe_load(double(stats.bytes_loaded), stats.reads, stats.load_seconds);
+    };
+    const auto replay = [&](const engine::TokenMask& mask, engine::CacheMode kind, const std::vector<bool>& use_cache,
+                            const Workload& run, const std::vector<int>& run_steps, engine::ReplayStats& stats) {
+      return fastest_of(options.repeats, [&] {
+        engine::ReplayRouter router(capture, mask, kind, use_cache, run_steps, at::kCPU);
+        denoise(model, run, [&](FluxRequest& request, int step) {
+          router.set_step(step);
+          request.router = &router;
+          request.carried_rows = router.carried_rows();
+        });
+        stats = router.stats();
+      });
+    };
+    // Whole runs, as the rows are: a run's own setup (its loader, its masks) is then in the
+    // fixed cost the same way.
+    for (double ratio : {0.03, 0.25, 0.7})
+      for (engine::CacheMode kind : {engine::CacheMode::kv, engine::CacheMode::hidden}) {
+        const engine::TokenMask mask = blob_mask(options.grid, ratio);
+        const engine::TokenCounts counts{options.text_tokens, tokens, mask.masked_count()};
+        const std::vector<bool> use_cache(blocks, true);
+        engine::ReplayStats stats;
+        const double seconds = replay(mask, kind, use_cache, work, steps, stats);
+        observe(step_flops(counts, kind, use_cache), seconds, stats, options.steps);
+      }
+
+    const engine::TokenCounts all_tokens{options.text_tokens, tokens, tokens};
+    const std::vector<bool> no_cache(blocks, false);
+    const double full_predicted = predict(all_tokens, engine::CacheMode::kv, no_cache, options.steps);
     const double full_seconds = fastest_of(options.repeats, [&] { denoise(model, work, nullptr); });
-    report.rows.push_back({"full", 1.0, dtype_name, full_seconds, 1.0, 1.0, 0, 0, 0});
+    EditBenchmarkRow full_row;
+    full_row.mode = "full";
+    full_row.dtype = dtype_name;
+    full_row.seconds = full_seconds;
+    full_row.predicted_seconds = full_predicted;
+    report.rows.push_back(full_row);
+    observe(step_flops(all_tokens, engine::CacheMode::kv, no_cache), full_seconds, {}, options.steps);
     tick();
 
     if (options.compare_allocator) {
@@ -135,46 +215,22 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
                                                      {"malloc_keep_freed_memory", tuned_malloc}};
     }
 
-    engine::MemoryCaptureStore store;
-    auto writer = store.begin({"bench-template", dtype_name, "bench"});
-    engine::CaptureRouter capture_router(*writer, true, true, model->dtype());
-    const auto capture_start = Clock::now();
-    const at::Tensor template_result = denoise(model, work, [&](FluxRequest& request, int step) {
-      capture_router.set_step(step);
-      request.router = &capture_router;
-    });
-    auto capture = writer->commit();
-    report.extra["capture"][dtype_name] = {
-        {"bytes_kv_and_hidden", capture->bytes()},
-        {"seconds", std::chrono::duration<double>(Clock::now() - capture_start).count()}};
-
-    const auto work_per_block = flux_block_work(config, c10::elementSize(model->dtype()));
-    engine::DeviceSpeed speed;
-    speed.flops_per_second = engine::forward_flops(work_per_block, {options.text_tokens, tokens, tokens}) *
-                             options.steps / full_seconds;
     for (double ratio : options.mask_ratios) {
       const engine::TokenMask mask = blob_mask(options.grid, ratio);
       const engine::TokenCounts counts{options.text_tokens, tokens, mask.masked_count()};
       const double full_flops = engine::forward_flops(work_per_block, counts);
       for (engine::CacheMode kind : {engine::CacheMode::kv, engine::CacheMode::hidden}) {
-        std::vector<bool> use_cache(config.block_count(), true);
-        if (kind == engine::CacheMode::hidden)
-          use_cache = engine::plan_pipeline(engine::estimate_block_times(work_per_block, counts, kind, speed)).use_cache;
+        const std::vector<bool> use_cache = plan_of(counts, kind);
+        const double predicted = predict(counts, kind, use_cache, options.steps);
         engine::ReplayStats stats;
-        const double seconds = fastest_of(options.repeats, [&] {
-          engine::ReplayRouter router(capture, mask, kind, use_cache, steps, at::kCPU);
-          denoise(model, work, [&](FluxRequest& request, int step) {
-            router.set_step(step);
-            request.router = &router;
-            request.carried_rows = router.carried_rows();
-          });
-          stats = router.stats();
-        });
+        const double seconds = replay(mask, kind, use_cache, work, steps, stats);
+        observe(step_flops(counts, kind, use_cache), seconds, stats, options.steps);
         EditBenchmarkRow row;
         row.mode = engine::cache_mode_name(kind);
         row.mask_ratio = ratio;
         row.dtype = dtype_name;
         row.seconds = seconds;
+        row.predicted_seconds = predicted;
         row.speedup = full_seconds / seconds;
         row.ideal_speedup = full_flops / engine::forward_flops(work_per_block, counts, kind);
         row.cache_bytes = stats.bytes_loaded;
@@ -184,6 +240,11 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
         tick();
       }
     }
+    const engine::DeviceSpeed speed = estimator.speed();
+    report.extra["speed_estimate"][dtype_name] = {{"gflops_per_second", speed.flops_per_second / 1e9},
+                                                  {"fixed_ms_per_block", speed.fixed_seconds_per_block * 1e3},
+                                                  {"load_gb_per_second", speed.load_bytes_per_second / 1e9},
+                                                  {"fixed_ms_per_load", speed.fixed_seconds_per_load * 1e3}};
 
     // Fidelity: an edit whose input differs from the template only inside the mask (new noise
     // there), mask-aware vs full computation of that same edit, SSIM over the masked region of
@@ -221,6 +282,7 @@ nlohmann::json EditBenchmarkReport::to_json() const {
                          {"mask_ratio", row.mask_ratio},
                          {"dtype", row.dtype},
                          {"seconds", row.seconds},
+                         {"predicted_seconds", row.predicted_seconds},
                          {"speedup", row.speedup},
                          {"ideal_speedup", row.ideal_speedup},
                          {"efficiency", row.speedup / row.ideal_speedup},
@@ -233,12 +295,13 @@ nlohmann::json EditBenchmarkReport::to_json() const {
 std::string EditBenchmarkReport::table() const {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof(line), "%-7s %-5s %6s %9s %8s %8s %6s %12s %8s\n", "mode", "dtype", "m",
-                "seconds", "speedup", "ideal", "eff.", "cache bytes", "wait s");
+  std::snprintf(line, sizeof(line), "%-7s %-5s %6s %9s %9s %6s %8s %8s %6s %12s %8s\n", "mode", "dtype", "m",
+                "seconds", "predicted", "error", "speedup", "ideal", "eff.", "cache bytes", "wait s");
   out << line;
   for (const auto& row : rows) {
-    std::snprintf(line, sizeof(line), "%-7s %-5s %6.2f %9.3f %7.2fx %7.2fx %5.0f%% %12lld %8.3f\n",
-                  row.mode.c_str(), row.dtype.c_str(), row.mask_ratio, row.seconds, row.speedup,
+    std::snprintf(line, sizeof(line), "%-7s %-5s %6.2f %9.3f %9.3f %+5.0f%% %7.2fx %7.2fx %5.0f%% %12lld %8.3f\n",
+                  row.mode.c_str(), row.dtype.c_str(), row.mask_ratio, row.seconds, row.predicted_seconds,
+                  100 * (row.predicted_seconds / row.seconds - 1), row.speedup,
                   row.ideal_speedup, 100 * row.speedup / row.ideal_speedup,
                   static_cast<long long>(row.cache_bytes), row.load_wait_seconds);
     out << line;

@@ -1,5 +1,7 @@
 // `flashps bench edit`: full computation vs mask-aware replay (kv, hidden with the planner) on a
-// random-weight Flux-architecture transformer, all measured side by side in one run.
+// random-weight Flux-architecture transformer, all measured side by side in one run, each row
+// beside the time the planner's model predicted for it (engine/speed_estimator.h, calibrated
+// online from steps measured before the row).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,6 +34,7 @@ struct EditBenchmarkRow {
   double mask_ratio = 1.0;
   std::string dtype;
   double seconds = 0;  // whole denoising loop
+  double predicted_seconds = 0;  // the planner's model, calibrated online before this row ran
   double speedup = 1, ideal_speedup = 1;
   int64_t cache_bytes = 0;  // bytes loaded from the capture
   int blocks_from_cache = 0;

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "core/thread_clock.h"
 
 #ifdef FLASHPS_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
@@ -90,9 +91,17 @@ void BlockLoader::run() {
     LoadedEntry entry;
     entry.key = order_[i];
     try {
+      // On the CPU the loader shares cores with the compute threads: its own CPU time is what a
+      // load costs (wall time would count the time it waited for a core). Elsewhere the copy is
+      // the device's, and wall time is what there is.
+      const bool on_cpu = device_.is_cpu();
+      const auto start = std::chrono::steady_clock::now();
+      const double cpu_start = on_cpu ? thread_cpu_seconds() : 0.0;
       at::Tensor rows = capture_->read_rows(entry.key, rows_[i]);
       entry.rows = to_device(rows, device_, entry.ready);
       entry.bytes = rows.numel() * rows.element_size();
+      entry.load_seconds = on_cpu ? thread_cpu_seconds() - cpu_start
+                                  : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     } catch (const std::exception& error) {
       entry.error = error.what();
     }

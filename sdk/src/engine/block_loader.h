@@ -23,6 +23,7 @@ struct LoadedEntry {
   at::Tensor rows;    // undefined if the load failed
   std::string error;  // why it failed (damaged or missing entry)
   int64_t bytes = 0;
+  double load_seconds = 0;  // the loader's time reading it (and issuing its copy)
   std::shared_ptr<void> ready;  // CUDA: the copy's completion event (compute waits on it)
 };
 

@@ -23,10 +23,22 @@ struct PipelinePlan {
   double latency = 0;           // finish time of the last block
 };
 
-// Finish time of a given choice (both streams start at 0; loads run back to back).
-double pipeline_latency(const std::vector<BlockTimes>& blocks, const std::vector<bool>& use_cache);
+// How far the loader may run ahead of the compute stream, in cached blocks: the loader of
+// engine/block_loader.h holds at most `depth` loaded entries, so a block's load starts only once
+// the compute stream has taken the block `lookahead` cached blocks before it. 0: unbounded (the
+// paper's model: loads back to back from the start).
+struct LoaderModel {
+  int lookahead = 0;
+};
 
-PipelinePlan plan_pipeline(const std::vector<BlockTimes>& blocks);         // exact
+// Finish time of a given choice (both streams start at 0; loads run back to back, at most
+// `loader.lookahead` cached blocks ahead of compute).
+double pipeline_latency(const std::vector<BlockTimes>& blocks, const std::vector<bool>& use_cache,
+                        LoaderModel loader = {});
+
+// The fastest plan (a dynamic programme over non-dominated states; with a bounded loader the
+// state also holds the take times of the last `lookahead` cached blocks).
+PipelinePlan plan_pipeline(const std::vector<BlockTimes>& blocks, LoaderModel loader = {});
 PipelinePlan plan_pipeline_greedy(const std::vector<BlockTimes>& blocks);  // paper's Algorithm 1
 
 }  // namespace flashps::engine

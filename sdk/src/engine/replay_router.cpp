@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace flashps::engine {
@@ -57,6 +59,10 @@ void ReplayRouter::start_loading(std::shared_ptr<const Capture> capture, const s
                                           prefetch_depth);
 }
 
+LoaderModel loader_model(CacheMode mode, int prefetch_depth) {
+  return {mode == CacheMode::kv ? std::max(1, prefetch_depth / 2) : std::max(1, prefetch_depth)};
+}
+
 at::Tensor ReplayRouter::carried_rows() const {
   return mode_ == CacheMode::kv ? mask_.masked_rows : at::Tensor();
 }
@@ -70,6 +76,8 @@ LoadedEntry ReplayRouter::take(const EntryKey& key) {
   LoadedEntry entry = loader_->next(key);
   if (entry.error.empty()) {
     stats_.bytes_loaded += entry.bytes;
+    stats_.load_seconds += entry.load_seconds;
+    ++stats_.reads;
   } else {
     ++stats_.entries_failed;
     if (stats_.first_error.empty()) stats_.first_error = entry.error;

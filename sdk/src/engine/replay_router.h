@@ -12,6 +12,7 @@
 
 #include "engine/block_loader.h"
 #include "engine/capture.h"
+#include "engine/planner.h"
 #include "engine/token_mask.h"
 #include "engine/token_router.h"
 
@@ -23,6 +24,8 @@ struct ReplayStats {
   int entries_failed = 0;     // damaged/missing entries that fell back to compute
   int64_t bytes_loaded = 0;
   double load_wait_seconds = 0;  // compute time lost waiting for loads (pipeline bubbles)
+  double load_seconds = 0;       // the loader's own time for the entries read (overlaps compute)
+  int reads = 0;                 // entries read
   std::string first_error;
 };
 
@@ -33,16 +36,21 @@ class ReplayUnavailable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Entries the loader holds ahead of the compute stream by default.
+constexpr int kDefaultPrefetchDepth = 2;
+// The planner's model of that loader: kv reads two entries (keys, values) per cached block.
+LoaderModel loader_model(CacheMode mode, int prefetch_depth = kDefaultPrefetchDepth);
+
 class ReplayRouter : public TokenRouter {
  public:
   // steps: the absolute step indices this run will execute, in order. use_cache: per block.
   ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheMode mode,
                std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
-               int prefetch_depth = 2);
+               int prefetch_depth = kDefaultPrefetchDepth);
   // Hidden replay with one token mask per block, for models whose blocks see different token
   // grids (a UNet's resolutions; each mask covers every image row the block carries).
   ReplayRouter(std::shared_ptr<const Capture> capture, std::vector<TokenMask> block_masks,
-               std::vector<bool> use_cache, std::vector<int> steps, at::Device device, int prefetch_depth = 2);
+               std::vector<bool> use_cache, std::vector<int> steps, at::Device device, int prefetch_depth = kDefaultPrefetchDepth);
   void set_step(int step) { step_ = step; }
   // Image tokens the model carries: masked tokens (kv) or all (hidden: undefined tensor).
   at::Tensor carried_rows() const;

@@ -26,6 +26,8 @@ void add_replay_stats(ReplayStats& total, const ReplayStats& more) {
   total.entries_failed += more.entries_failed;
   total.bytes_loaded += more.bytes_loaded;
   total.load_wait_seconds += more.load_wait_seconds;
+  total.load_seconds += more.load_seconds;
+  total.reads += more.reads;
   if (total.first_error.empty()) total.first_error = more.first_error;
 }
 
@@ -72,9 +74,14 @@ std::unique_ptr<ReplaySession> ReplaySession::attach(CaptureStore& store, const 
     DeviceSpeed speed = settings.speed;
     if (capture->expected_load_bytes_per_second() > 0)
       speed.load_bytes_per_second = capture->expected_load_bytes_per_second();  // host or disk tier
-    session->use_cache_ = plan_pipeline(estimate_block_times(blocks.work, blocks.counts, mode, speed)).use_cache;
+    session->use_cache_ =
+        plan_pipeline(estimate_block_times(blocks.work, blocks.counts, mode, speed), loader_model(mode)).use_cache;
   }
   session->compute_saving_ = forward_flops(blocks.work, blocks.counts) / forward_flops(blocks.work, blocks.counts, mode);
+  for (size_t i = 0; i < blocks.work.size(); ++i)
+    session->flops_per_step_ += session->use_cache_[i]
+                                    ? forward_flops(std::vector<BlockWork>{blocks.work[i]}, blocks.counts[i], mode)
+                                    : forward_flops(std::vector<BlockWork>{blocks.work[i]}, blocks.counts[i]);
   session->capture_ = std::move(capture);
   session->mask_ = mask;
   session->block_masks_ = blocks.block_masks;

@@ -62,6 +62,8 @@ class ReplaySession {
 
   ReplayRouter& router() { return *router_; }
   CacheMode mode() const { return mode_; }            // kv or hidden
+  // Block FLOPs of one step as planned (cached blocks compute only their carried rows).
+  double flops_per_step() const { return flops_per_step_; }
   double compute_saving() const { return compute_saving_; }  // full FLOPs / replay FLOPs
   // Whether this edit's own entry proved unreadable (the step threw ReplayUnavailable): it must
   // be computed without the capture.
@@ -87,6 +89,7 @@ class ReplaySession {
   std::unique_ptr<ReplayRouter> router_;
   ReplayStats earlier_;  // of routers replaced by restart_at
   double compute_saving_ = 1.0;
+  double flops_per_step_ = 0;
 };
 
 // One model call for a batch whose members may replay. kv replay stops the whole call when an

@@ -8,4 +8,21 @@ EditResult StepwisePipeline::run_alone(const EditRequest& request) {
   return finish_edit(*job);
 }
 
+engine::DeviceSpeed StepwisePipeline::planning_speed() const {
+  return profile_speed_ ? *profile_speed_ : speed_estimator_.speed();
+}
+
+void StepwisePipeline::use_profile_speed(const engine::DeviceSpeed& speed) { profile_speed_ = speed; }
+
+void StepwisePipeline::observe_step(const std::vector<EditJob*>& jobs, double seconds) {
+  double flops = 0;
+  int blocks = 0;
+  for (const EditJob* job : jobs) {
+    if (job->step_flops <= 0 || job->step_blocks <= 0) return;  // a job that did not say what it ran
+    flops += job->step_flops;
+    blocks = std::max(blocks, job->step_blocks);  // a batch runs its blocks once
+  }
+  speed_estimator_.observe_compute(flops, blocks, seconds);
+}
+
 }  // namespace flashps

@@ -11,10 +11,12 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/capture.h"
 #include "engine/cost_model.h"
+#include "engine/speed_estimator.h"
 #include "engine/request_work.h"
 #include "pipeline/edit_types.h"
 
@@ -61,6 +63,11 @@ class EditJob {
   const EditStats& stats() const { return stats_; }
   EditStats& stats() { return stats_; }
 
+  // One denoising step's block FLOPs as planned (a replay: its plan's blocks) and its number of
+  // blocks: what the pipeline's online speed estimate divides a measured step by.
+  double step_flops = 0;
+  int step_blocks = 0;
+
  protected:
   int steps_done_ = 0, steps_total_ = 0;
   int64_t image_tokens_ = 0, masked_tokens_ = 0, text_tokens_ = 0;
@@ -83,6 +90,12 @@ class StepwisePipeline {
   // thread, later): the step loop only copies the latents; the decode runs elsewhere.
   virtual std::function<Image()> preview(const EditJob& job) const = 0;
   virtual PipelineCostProfile cost_profile() const = 0;
+  // The speed the planner plans with: the device profile's when one was given (`flashps
+  // profile`), else an online estimate every step and every replay's loads update
+  // (engine/speed_estimator.h), starting from conservative defaults.
+  engine::DeviceSpeed planning_speed() const;
+  void use_profile_speed(const engine::DeviceSpeed& speed);
+  bool speed_from_profile() const { return profile_speed_.has_value(); }
   // Seconds the last step() spent assembling the batch's inputs before the model call.
   double last_step_assembly_seconds() const { return last_step_assembly_seconds_; }
   double last_step_assembly_cpu_seconds() const { return last_step_assembly_cpu_seconds_; }  // thread CPU time
@@ -97,8 +110,16 @@ class StepwisePipeline {
   int steps_of(const EditRequest& request) const { return request.steps == 0 ? recommended_steps_ : request.steps; }
 
  protected:
+  // One step of `jobs` took `seconds` (their step_flops and step_blocks say what ran).
+  void observe_step(const std::vector<EditJob*>& jobs, double seconds);
+  void observe_loads(double bytes, int reads, double seconds) { speed_estimator_.observe_load(bytes, reads, seconds); }
+
   int recommended_steps_ = 28;
   double last_step_assembly_seconds_ = 0, last_step_assembly_cpu_seconds_ = 0;
+
+ private:
+  engine::SpeedEstimator speed_estimator_;
+  std::optional<engine::DeviceSpeed> profile_speed_;
 };
 
 }  // namespace flashps

@@ -59,7 +59,7 @@ bool FluxInpaintPipeline::has_template(const EditRequest& given) const {
   Prepared prepared = prepare(request, stats);
   use_whole_image_template(prepared, stats, request);
   return engine::ReplaySession::would_replay(*store_, capture_id(prepared, request), prepared.mask.tokens,
-                                             replay_settings(request, speed_, device(), 0, request.steps));
+                                             replay_settings(request, planning_speed(), device(), 0, request.steps));
 }
 
 void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
@@ -74,10 +74,14 @@ void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
     blocks.counts.assign(work.size(), {job.text_tokens(), job.image_tokens(), mask.masked_count()});
     return blocks;
   };
-  job.replay = engine::ReplaySession::attach(*store_, id, job.prepared.mask.tokens,
-                                             replay_settings(request, speed_, device(), job.first_step, job.end_step),
-                                             describe_blocks, job.stats_.notes);
+  job.replay = engine::ReplaySession::attach(
+      *store_, id, job.prepared.mask.tokens,
+      replay_settings(request, planning_speed(), device(), job.first_step, job.end_step), describe_blocks,
+      job.stats_.notes);
   job.masked_tokens_ = job.prepared.mask.tokens.masked_count();  // widened to the template's mask
+  job.step_blocks = static_cast<int>(work.size());
+  job.step_flops = job.replay ? job.replay->flops_per_step()
+                              : engine::forward_flops(work, {job.text_tokens(), job.image_tokens(), job.image_tokens()});
   record_replay_start(job.stats_, job.replay.get(), id);
 }
 
@@ -93,6 +97,8 @@ EditResult FluxInpaintPipeline::finish_edit(EditJob& base_job) {
     if (!job->denoised()) throw Error("Flux pipeline: finish_edit() before the last denoising step");
     if (job->replay) {
       record_replay_finish(stats, *job->replay);
+      const engine::ReplayStats loaded = job->replay->stats();
+      observe_loads(double(loaded.bytes_loaded), loaded.reads, loaded.load_seconds);
       job->replay.reset();
     }
     result.image = finish(job->prepared, job->request, job->latents, stats);

@@ -9,6 +9,7 @@
 #include "pipeline/fill_conditioning.h"
 #include "pipeline/edit_replay.h"
 #include "pipeline/flux_edit_job.h"
+#include "models/flux/flux_block_work.h"
 #include "pipeline/flux_packing.h"
 #include "schedulers/flow_match_euler_discrete.h"
 
@@ -87,6 +88,9 @@ void FluxInpaintPipeline::restart_in_full(FluxEditJob& job, const std::string& w
   job.replay.reset();
   job.stats_.steps_run = 0;
   begin_denoising(job);  // from the first step again, with the same noise
+  const auto work =
+      flux_block_work(components_.transformer->config(), c10::elementSize(components_.transformer->dtype()));
+  job.step_flops = engine::forward_flops(work, {job.text_tokens(), job.image_tokens(), job.image_tokens()});
 }
 
 const at::Tensor& FluxInpaintPipeline::update_fill_embedding(FluxEditJob& job) const {
@@ -142,6 +146,7 @@ void FluxInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
       call_model, [&](size_t i, const std::string& why) { restart_in_full(*batch[i], why); });
 
   const double step_seconds = seconds_since(step_start);
+  observe_step(jobs, step_seconds);
   for (size_t i = 0; i < batch.size(); ++i) {
     FluxEditJob& job = *batch[i];
     const int step = job.next_step;

@@ -137,7 +137,7 @@ PipelineCostProfile FluxInpaintPipeline::cost_profile() const {
   profile.family = "Flux transformer";
   profile.blocks = flux_block_work(components_.transformer->config(), c10::elementSize(components_.transformer->dtype()));
   profile.cache_mode = engine::CacheMode::kv;
-  profile.speed = speed_;
+  profile.speed = planning_speed();
   const int64_t token_pixels = vae_scale_factor() * 2;  // 2x2 latent patches per token
   const int64_t side = components_.native_size > 0 ? components_.native_size : 512;
   profile.image_tokens = (side / token_pixels) * (side / token_pixels);

@@ -83,7 +83,6 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   int64_t vae_scale_factor() const;
   const FluxPipelineComponents& components() const { return components_; }
   engine::CaptureStore& store() { return *store_; }
-  engine::DeviceSpeed& device_speed() { return speed_; }
 
   struct Prepared;  // an edit request turned into tensors (flux_inpaint_prepare.cpp)
 
@@ -108,7 +107,6 @@ class FluxInpaintPipeline final : public StepwisePipeline {
 
   FluxPipelineComponents components_;
   std::shared_ptr<engine::CaptureStore> store_;
-  engine::DeviceSpeed speed_;
   bool fill_layout_ = false;  // in_channels == out_channels + conditioning channels
 };
 

@@ -44,7 +44,7 @@ bool SDInpaintPipeline::has_template(const EditRequest& given) const {
   std::unique_ptr<Scheduler> scheduler = components_.scheduler->clone();
   scheduler->set_timesteps(job.request.steps);
   return engine::ReplaySession::would_replay(*store_, capture_id(job), job.mask.tokens,
-                                             sd_replay_settings(job.request, speed_, 0, scheduler->num_steps()));
+                                             sd_replay_settings(job.request, planning_speed(), 0, scheduler->num_steps()));
 }
 
 void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
@@ -61,9 +61,15 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
       blocks.counts.push_back({0, block_mask.token_count(), block_mask.masked_count()});
     return blocks;
   };
-  job.replay = engine::ReplaySession::attach(*store_, id, job.mask.tokens,
-                                             sd_replay_settings(job.request, speed_, job.next_step, job.end_step),
-                                             describe_blocks, job.stats_.notes);
+  job.replay = engine::ReplaySession::attach(
+      *store_, id, job.mask.tokens, sd_replay_settings(job.request, planning_speed(), job.next_step, job.end_step),
+      describe_blocks, job.stats_.notes);
+  // The transformer blocks' FLOPs: the dense ResNets and samplers are in the fitted fixed cost.
+  std::vector<engine::TokenCounts> all_tokens;
+  for (const engine::TokenCounts& counts : describe_blocks(job.mask.tokens).counts)
+    all_tokens.push_back({0, counts.image, counts.image});
+  job.step_blocks = static_cast<int>(work.size());
+  job.step_flops = job.replay ? job.replay->flops_per_step() : engine::forward_flops(work, all_tokens);
   job.masked_tokens_ = job.rows() * job.mask.tokens.masked_count();  // widened to the template's mask
   record_replay_start(job.stats_, job.replay.get(), id);
 }
@@ -80,6 +86,8 @@ EditResult SDInpaintPipeline::finish_edit(EditJob& base_job) {
     if (!job->denoised()) throw Error("Stable Diffusion pipeline: finish_edit() before the last denoising step");
     if (job->replay) {
       record_replay_finish(stats, *job->replay);
+      const engine::ReplayStats loaded = job->replay->stats();
+      observe_loads(double(loaded.bytes_loaded), loaded.reads, loaded.load_seconds);
       job->replay.reset();
     }
     at::NoGradGuard no_grad;

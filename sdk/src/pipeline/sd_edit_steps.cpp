@@ -76,6 +76,7 @@ void SDInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
     }
   }
   const double seconds = seconds_since(step_start);
+  observe_step(jobs, seconds);
   for (SDEditJob* job : all) {
     ++job->next_step;
     ++job->steps_done_;

@@ -104,7 +104,7 @@ PipelineCostProfile SDInpaintPipeline::cost_profile() const {
   // Transformer blocks the engine shrinks plus the dense rest, with CLIP's 77 context tokens.
   profile.blocks = unet_latent_grid_work(unet->config(), 77, c10::elementSize(unet->dtype()));
   profile.cache_mode = engine::CacheMode::hidden;
-  profile.speed = speed_;
+  profile.speed = planning_speed();
   const int64_t latent_side = 512 / components_.vae->scale_factor();  // SD 1.x's native 512 px
   profile.image_tokens = 2 * latent_side * latent_side;  // both guidance rows
   profile.text_tokens = 0;  // the prompt is cross-attention context, not token rows

@@ -74,7 +74,6 @@ class SDInpaintPipeline final : public StepwisePipeline {
   // capture id (image processing only: no text encoder, VAE or UNet) and asks the store.
   bool has_template(const EditRequest& request) const;
   engine::CaptureStore& store() { return *store_; }
-  engine::DeviceSpeed& device_speed() { return speed_; }
 
   const SDPipelineComponents& components() const { return components_; }
   bool is_inpainting_unet() const { return components_.unet->config().in_channels == 9; }
@@ -93,7 +92,6 @@ class SDInpaintPipeline final : public StepwisePipeline {
 
   SDPipelineComponents components_;
   std::shared_ptr<engine::CaptureStore> store_;
-  engine::DeviceSpeed speed_;
 };
 
 }  // namespace flashps

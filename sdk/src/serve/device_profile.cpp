@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -88,6 +90,31 @@ StepEstimate estimate_step(const DeviceProfile& profile, const std::vector<Reque
     estimate.load_bytes += use_cache[i] ? amounts.bytes : 0.0;
   }
   return estimate;
+}
+
+engine::DeviceSpeed device_speed_of(const DeviceProfile& profile) {
+  engine::DeviceSpeed speed;
+  if (profile.block_compute.slope > 0) speed.flops_per_second = 1.0 / profile.block_compute.slope;
+  speed.fixed_seconds_per_block = std::max(0.0, profile.block_compute.intercept);
+  if (profile.block_load.slope > 0) speed.load_bytes_per_second = 1.0 / profile.block_load.slope;
+  speed.fixed_seconds_per_load = std::max(0.0, profile.block_load.intercept);
+  return speed;
+}
+
+std::string default_profile_path() {
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string base = cache && *cache ? std::string(cache) : std::string(home && *home ? home : ".") + "/.cache";
+  return base + "/flashps/device-profile.json";
+}
+
+std::string resolve_profile_path(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* variable = std::getenv("FLASHPS_PROFILE"); variable && *variable)
+    return std::string(variable) == "none" ? std::string() : std::string(variable);
+  const std::string fallback = default_profile_path();
+  std::error_code error;
+  return std::filesystem::is_regular_file(fallback, error) ? fallback : std::string();
 }
 
 DeviceProfile h800_flux_profile() {

@@ -59,6 +59,16 @@ StepEstimate estimate_step(const DeviceProfile& profile, const std::vector<Reque
 // (PCIe 5 x16), and the paper's ~0.3-0.36 s of CPU work per pre-/post-processing (§6.4).
 DeviceProfile h800_flux_profile();
 
+// The planner's speed model (engine/cost_model.h) from a profile's fits.
+engine::DeviceSpeed device_speed_of(const DeviceProfile& profile);
+
+// Where `flashps profile` writes by default and edits look: $XDG_CACHE_HOME/flashps/
+// device-profile.json, else ~/.cache/flashps/device-profile.json.
+std::string default_profile_path();
+// The profile a device uses: `given` when set; else $FLASHPS_PROFILE ("none": no profile); else
+// the default location when a file is there; empty: none (the pipeline estimates online).
+std::string resolve_profile_path(const std::string& given);
+
 // JSON round trip (`flashps profile --out`); errors name the file.
 void write_device_profile(const DeviceProfile& profile, const std::string& path);
 DeviceProfile read_device_profile(const std::string& path);

@@ -20,7 +20,20 @@ EngineDevice engine_device(std::shared_ptr<StepwisePipeline> pipeline, const std
                            const std::string& name) {
   EngineDevice device;
   device.name = name;
-  device.profile = profile_path.empty() ? estimated_device_profile(*pipeline) : read_device_profile(profile_path);
+  device.profile = estimated_device_profile(*pipeline);
+  if (const std::string path = resolve_profile_path(profile_path); !path.empty()) {
+    // The device's measured speed, this model's blocks: a profile measured with another model
+    // (the default location holds one for the device) still describes the device.
+    const DeviceProfile measured = read_device_profile(path);
+    device.profile.name = measured.name + " (" + path + ")";
+    device.profile.block_compute = measured.block_compute;
+    device.profile.block_load = measured.block_load;
+    device.profile.step_fixed_seconds = measured.step_fixed_seconds;
+    device.profile.preprocess_seconds = measured.preprocess_seconds;
+    device.profile.postprocess_seconds = measured.postprocess_seconds;
+    device.profile.measured_steps = measured.measured_steps;
+    pipeline->use_profile_speed(device_speed_of(measured));
+  }
   device.pipeline = std::move(pipeline);
   return device;
 }

@@ -1,6 +1,8 @@
-// A pipeline as an engine device, with its latency profile: one measured by `flashps profile`
-// (a file), else one estimated from the pipeline's own cost profile (pipeline/edit_job.h) and
-// device speed model. Serving asks the pipeline; it never reads a model's config.
+// A pipeline as an engine device, with its latency profile: the pipeline's own cost profile
+// (pipeline/edit_job.h: its blocks) with the speeds measured by `flashps profile` when a profile
+// file is found (serve/device_profile.h: resolve_profile_path), which the pipeline's planner
+// then plans with too; else the pipeline's online speed estimate. Serving asks the pipeline; it
+// never reads a model's config.
 #pragma once
 #include <memory>
 #include <string>

@@ -1,0 +1,74 @@
+#include "engine/speed_estimator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace flashps::engine {
+
+void SpeedEstimator::DecayingFit::add(double x_value, double y_value, double decay) {
+  const double weight = 1.0 / (y_value * y_value);  // relative errors
+  w = w * decay + weight;
+  x = x * decay + weight * x_value;
+  y = y * decay + weight * y_value;
+  xx = xx * decay + weight * x_value * x_value;
+  xy = xy * decay + weight * x_value * y_value;
+  min_x = count ? std::min(min_x, x_value) : x_value;
+  max_x = count ? std::max(max_x, x_value) : x_value;
+  ++count;
+}
+
+bool SpeedEstimator::DecayingFit::solve(double& slope, double& intercept) const {
+  if (count < 2 || max_x < 1.1 * min_x) return false;
+  const double mean_x = x / w, mean_y = y / w;
+  const double sxx = xx / w - mean_x * mean_x, sxy = xy / w - mean_x * mean_y;
+  if (!(sxx > 0)) return false;
+  slope = sxy / sxx;
+  intercept = mean_y - slope * mean_x;
+  return slope > 0;
+}
+
+SpeedEstimator::SpeedEstimator(DeviceSpeed prior, double decay) : prior_(prior), decay_(decay) {
+  if (!(decay > 0 && decay <= 1)) throw Error("speed estimator: decay must be in (0, 1]");
+}
+
+void SpeedEstimator::observe_compute(double flops, int blocks, double seconds) {
+  if (!(flops > 0) || blocks < 1 || !(seconds > 0) || !std::isfinite(seconds)) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  compute_.add(flops / blocks, seconds / blocks, decay_);
+}
+
+void SpeedEstimator::observe_load(double bytes, int reads, double seconds) {
+  if (!(bytes > 0) || reads < 1 || !(seconds > 0) || !std::isfinite(seconds)) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  load_.add(bytes / reads, seconds / reads, decay_);
+}
+
+int SpeedEstimator::compute_observations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return compute_.count;
+}
+
+DeviceSpeed SpeedEstimator::speed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  DeviceSpeed speed = prior_;
+  const auto update = [](const DecayingFit& fit, double& per_second, double& fixed) {
+    if (fit.count == 0) return;
+    double slope = 0, intercept = 0;
+    if (fit.solve(slope, intercept)) {
+      per_second = 1.0 / slope;
+      fixed = std::max(0.0, intercept);
+    } else {  // one size seen: keep the fixed cost, rescale the rate to match it
+      const double mean_x = fit.x / fit.w, mean_y = fit.y / fit.w;
+      const double variable = mean_y - fixed;
+      if (variable > 0) per_second = mean_x / variable;
+      else fixed = mean_y, per_second = std::max(per_second, mean_x / (1e-3 * mean_y));
+    }
+  };
+  update(compute_, speed.flops_per_second, speed.fixed_seconds_per_block);
+  update(load_, speed.load_bytes_per_second, speed.fixed_seconds_per_load);
+  return speed;
+}
+
+}  // namespace flashps::engine

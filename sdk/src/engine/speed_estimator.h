@@ -1,0 +1,41 @@
+// An online estimate of a device's speed (engine/cost_model.h's DeviceSpeed) from the edits it
+// runs: every denoising step reports its blocks' FLOPs and its measured seconds, every replay its
+// bytes loaded and the loader's seconds. Seconds per block are fitted as fixed + FLOPs / speed by
+// least squares over relative errors with exponentially decaying weights (an EWMA of the fit),
+// so the planner plans with what this device did recently, not with a guess. Until two distinct
+// sizes have been seen, only the per-FLOP speed moves (the prior's fixed cost is kept).
+#pragma once
+#include <mutex>
+
+#include "engine/cost_model.h"
+
+namespace flashps::engine {
+
+class SpeedEstimator {
+ public:
+  explicit SpeedEstimator(DeviceSpeed prior = {}, double decay = 0.9);
+
+  // One step: `blocks` blocks doing `flops` FLOPs in all took `seconds` (blocks only).
+  void observe_compute(double flops, int blocks, double seconds);
+  // The loader read `bytes` in `reads` reads taking `seconds` in all.
+  void observe_load(double bytes, int reads, double seconds);
+  DeviceSpeed speed() const;
+  int compute_observations() const;
+
+ private:
+  struct DecayingFit {  // weighted sums of x, y, x², xy and the weight
+    double w = 0, x = 0, y = 0, xx = 0, xy = 0;
+    double min_x = 0, max_x = 0;
+    int count = 0;
+    void add(double x_value, double y_value, double decay);
+    // slope and intercept; false while the sizes seen span less than 10%
+    bool solve(double& slope, double& intercept) const;
+  };
+
+  mutable std::mutex mutex_;
+  DeviceSpeed prior_;
+  double decay_;
+  DecayingFit compute_, load_;
+};
+
+}  // namespace flashps::engine
