@@ -171,3 +171,21 @@ TEST_CASE("the simulator's clock follows the ground truth, not the balancer's mo
   options.ground_truth.error_skews = false;
   CHECK(simulate(options, {one}).makespan == Approx(1.5 * exact));
 }
+
+TEST_CASE("the simulator routes with a request's estimate and steps it as prepared", "[serve][simulator]") {
+  DeviceProfile profile = h800_flux_profile();
+  profile.preprocess_seconds = profile.postprocess_seconds = 0;
+  TraceRequest small;
+  small.work = request(0.1);
+  small.work.steps = 10;
+  TraceRequest overestimated = small;
+  overestimated.work.masked_tokens = overestimated.work.image_tokens;  // routing thinks it is all masked
+  overestimated.exact_work = small.work;
+  SimulationOptions options;
+  options.devices = 1;
+  options.profile = profile;
+  CHECK(simulate(options, {overestimated}).makespan == Approx(simulate(options, {small}).makespan));
+  TraceRequest large = small;
+  large.work.masked_tokens = large.work.image_tokens;
+  CHECK(simulate(options, {large}).makespan > 1.5 * simulate(options, {small}).makespan);
+}

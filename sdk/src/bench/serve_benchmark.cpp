@@ -315,8 +315,9 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
   report.config["slo_seconds"] = slo;
   if (options.compare_simulated) {
     // The same requests on as many simulated devices, timed by the profile under each ground
-    // truth: how far the simulator is from this machine. Each request's work is the pipeline's
-    // own estimate from its image and mask, as the engine's balancer sees it at submission.
+    // truth: how far the simulator is from this machine. Each request is routed by the
+    // pipeline's estimate from its image and mask (as the engine's balancer sees it at
+    // submission) and stepped as prepared (its exact token counts, from start_edit).
     if (routing_profile.empty()) throw Error("bench serve --compare-simulated needs --profile FILE (from `flashps profile`)");
     const DeviceProfile profile = read_device_profile(routing_profile);
     std::vector<TraceRequest> simulated_trace;
@@ -325,6 +326,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
       if (rps <= 0) request.arrival = 0;
       request.work = pipelines.front()->estimate_work(requests[i]);
       request.work.cached = true;
+      request.exact_work = pipelines.front()->start_edit(requests[i])->work();
       simulated_trace.push_back(request);
     }
     ServeBenchmarkOptions simulated = options;

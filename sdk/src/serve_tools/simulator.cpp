@@ -51,8 +51,10 @@ class Simulation {
     work_.reserve(trace.size());
     for (const TraceRequest& request : trace) {
       RequestWork work = request.work;
-      if (!options.batching.mask_aware) work.cached = false;
+      RequestWork exact = request.exact_work ? *request.exact_work : request.work;
+      if (!options.batching.mask_aware) work.cached = exact.cached = false;
       work_.push_back(work);
+      exact_work_.push_back(exact);
     }
     result_.outcomes.resize(trace.size());
   }
@@ -123,7 +125,7 @@ class Simulation {
     if (post) {
       finish(request);
     } else {
-      device.batcher.mark_prepared(request, work_[request]);
+      device.batcher.mark_prepared(request, exact_work_[request]);
       kick(index);
     }
     drain_pool(index);
@@ -141,7 +143,7 @@ class Simulation {
       case WorkerAction::step: {
         std::vector<RequestWork> batch;
         for (RequestId id : device.action.requests) {
-          batch.push_back(work_[id]);
+          batch.push_back(exact_work_[id]);
           if (result_.outcomes[id].first_step < 0) result_.outcomes[id].first_step = now_;
         }
         seconds = truth_.step_seconds(batch);
@@ -158,7 +160,7 @@ class Simulation {
     const WorkerAction action = std::move(device.action);
     switch (action.kind) {
       case WorkerAction::prepare:
-        device.batcher.mark_prepared(action.requests[0], work_[action.requests[0]]);
+        device.batcher.mark_prepared(action.requests[0], exact_work_[action.requests[0]]);
         break;
       case WorkerAction::finish:
         device.batcher.mark_finished(action.requests[0]);
@@ -180,7 +182,8 @@ class Simulation {
 
   const SimulationOptions& options_;
   const std::vector<TraceRequest>& trace_;
-  std::vector<RequestWork> work_;
+  std::vector<RequestWork> work_;        // as estimated at submission: what routing sees
+  std::vector<RequestWork> exact_work_;  // as prepared: what steps run
   std::vector<Device> devices_;
   StepGroundTruth truth_;
   std::unique_ptr<LoadBalancer> balancer_;

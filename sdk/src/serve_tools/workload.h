@@ -3,6 +3,7 @@
 // editing traces, or, where ../shared/traces is absent, from Beta distributions fitted to them.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,7 +17,10 @@ using engine::RequestWork;
 struct TraceRequest {
   double arrival = 0;   // seconds from the start
   double mask_ratio = 0;
-  RequestWork work;     // as if its template is cached
+  RequestWork work;     // as if its template is cached; as estimated at submission
+  // What the request turns out to be once prepared (the engine's balancer routes with `work`,
+  // its steps run `exact_work`); absent: the same.
+  std::optional<RequestWork> exact_work;
 };
 
 class MaskRatioSource {
