@@ -379,3 +379,21 @@ TEST_CASE("model_index.json options are checked and named in errors", "[pipeline
   CHECK(differs_inside);
   CHECK_FALSE(differs_outside);
 }
+
+TEST_CASE("the work estimate at submission counts the tokens the edit will run, also through a window",
+          "[pipeline][serve]") {
+  test::TempDir dir;
+  auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
+  // An image larger than the context: the edit runs a window around the mask, scaled down.
+  for (const auto& [size, mask_side] : {std::pair{96, 40}, std::pair{400, 240}, std::pair{400, 60}}) {
+    INFO("image " << size << "x" << size * 2 / 3 << ", mask " << mask_side);
+    EditRequest request = request_for(gradient_image(size, size * 2 / 3), box_mask(size, size * 2 / 3, 4, 4, mask_side), 1, 1);
+    request.context_size = 128;
+    const engine::RequestWork estimate = pipeline->estimate_work(request);
+    const engine::RequestWork prepared = pipeline->start_edit(request)->work();
+    CHECK(estimate.image_tokens == prepared.image_tokens);
+    // Pixels vs tokens: a box's edge tokens count whole, so the prepared count is a little larger.
+    CHECK(estimate.masked_tokens <= prepared.masked_tokens);
+    CHECK(estimate.masked_tokens >= 0.6 * prepared.masked_tokens);
+  }
+}

@@ -58,6 +58,16 @@ ServeRow row_of(const Configuration& configuration, double rps, const std::vecto
   return row;
 }
 
+ServeRow simulated_row(const Configuration& configuration, double rps, const SimulationResult& result, double duration,
+                       double slo) {
+  std::vector<double> latencies, queueings;
+  for (const RequestOutcome& outcome : result.outcomes) {
+    latencies.push_back(outcome.latency());
+    queueings.push_back(outcome.queueing());
+  }
+  return row_of(configuration, rps, latencies, queueings, duration, slo);
+}
+
 const ServeRow* find_row(const std::vector<ServeRow>& rows, const std::string& truth, double rps,
                          const std::string& batching, const std::string& policy) {
   for (const ServeRow& row : rows)
@@ -167,13 +177,7 @@ ServeReport run_simulated(const ServeBenchmarkOptions& options) {
       const std::vector<TraceRequest> trace = make_workload(workload, ratios);
       for (const Configuration& configuration : configurations) {
         const SimulationResult result = simulate_configuration(configuration, options, profile, trace, truth);
-        std::vector<double> latencies, queueings;
-        for (const RequestOutcome& outcome : result.outcomes) {
-          latencies.push_back(outcome.latency());
-          queueings.push_back(outcome.queueing());
-        }
-        report.rows.push_back(
-            row_of(configuration, rps, latencies, queueings, result.makespan - trace.front().arrival, slo));
+        report.rows.push_back(simulated_row(configuration, rps, result, result.makespan - trace.front().arrival, slo));
         report.rows.back().truth = label;
         if (configuration.policy == BalancePolicy::mask_aware && configuration.batching == "cb") {
           decision_seconds += result.scheduler_seconds;
@@ -334,12 +338,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     for (const GroundTruthOptions& truth : ground_truths(options, profile))
       for (const Configuration& configuration : configurations) {
         const SimulationResult result = simulate_configuration(configuration, simulated, profile, simulated_trace, truth);
-        std::vector<double> latencies, queueings;
-        for (const RequestOutcome& outcome : result.outcomes) {
-          latencies.push_back(outcome.latency());
-          queueings.push_back(outcome.queueing());
-        }
-        report.rows.push_back(row_of(configuration, rps, latencies, queueings, result.makespan, slo));
+        report.rows.push_back(simulated_row(configuration, rps, result, result.makespan, slo));  // from 0, as real
         report.rows.back().truth = "simulated " + truth.label();
       }
     report.config["simulated_with"] = profile.name;

@@ -47,6 +47,19 @@ PipelinePlan plan_pipeline_greedy(const std::vector<BlockTimes>& blocks) {
 
 namespace {
 
+// The plan that ends in state `best`, read back through the states' parents.
+template <typename State>
+PipelinePlan plan_from(const std::vector<State>& history, int64_t best, size_t blocks) {
+  PipelinePlan plan;
+  plan.latency = history[best].compute;
+  plan.use_cache.assign(blocks, false);
+  for (int64_t index = best, i = static_cast<int64_t>(blocks) - 1; i >= 0; --i) {
+    plan.use_cache[i] = history[index].used_cache;
+    index = history[index].parent;
+  }
+  return plan;
+}
+
 // The exact plan for an unbounded loader.
 PipelinePlan plan_unbounded(const std::vector<BlockTimes>& blocks) {
   // A state is (load finish, compute finish); both transitions are monotone in both, so a
@@ -84,15 +97,7 @@ PipelinePlan plan_unbounded(const std::vector<BlockTimes>& blocks) {
     }
   }
 
-  int64_t best = frontier.front();  // sorted by compute finish: the first is the fastest
-  PipelinePlan plan;
-  plan.latency = history[best].compute;
-  plan.use_cache.assign(blocks.size(), false);
-  for (int64_t index = best, i = static_cast<int64_t>(blocks.size()) - 1; i >= 0; --i) {
-    plan.use_cache[i] = history[index].used_cache;
-    index = history[index].parent;
-  }
-  return plan;
+  return plan_from(history, frontier.front(), blocks.size());  // sorted by compute finish: the fastest
 }
 
 }  // namespace
@@ -157,15 +162,7 @@ PipelinePlan plan_pipeline(const std::vector<BlockTimes>& blocks, LoaderModel lo
       frontier.push_back(static_cast<int64_t>(history.size()) - 1);
     }
   }
-  PipelinePlan plan;
-  const int64_t best = frontier.front();  // sorted by compute finish
-  plan.latency = history[best].compute;
-  plan.use_cache.assign(blocks.size(), false);
-  for (int64_t index = best, i = static_cast<int64_t>(blocks.size()) - 1; i >= 0; --i) {
-    plan.use_cache[i] = history[index].used_cache;
-    index = history[index].parent;
-  }
-  return plan;
+  return plan_from(history, frontier.front(), blocks.size());  // sorted by compute finish: the fastest
 }
 
 }  // namespace flashps::engine

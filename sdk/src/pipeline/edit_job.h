@@ -84,7 +84,7 @@ class StepwisePipeline {
   virtual void step(const std::vector<EditJob*>& jobs) = 0;
   virtual EditResult finish_edit(EditJob& job) = 0;
   // A quick estimate of a request's work before start_edit (for routing at submission): no
-  // image processing beyond counting mask pixels.
+  // image processing beyond counting mask pixels and finding their bounding box.
   virtual engine::RequestWork estimate_work(const EditRequest& request) const = 0;
   // A snapshot of a job's current state that decodes into a preview image when called (on any
   // thread, later): the step loop only copies the latents; the decode runs elsewhere.

@@ -14,6 +14,7 @@
 #include "pipeline/flux_packing.h"
 #include "pipeline/image_tensors.h"
 #include "pipeline/prepared_mask.h"
+#include "pipeline/processing_window.h"
 
 namespace flashps {
 
@@ -120,13 +121,21 @@ engine::RequestWork FluxInpaintPipeline::estimate_work(const EditRequest& reques
   const double ratio = requested_mask_ratio(request);
   const int64_t token_pixels = vae_scale_factor() * 2;
   const int context = request.context_size != 0 ? request.context_size : components_.native_size;
-  double processed_width = width, processed_height = height, window_ratio = ratio;
-  if (context > 0 && (width > context || height > context)) {  // a window about the context size
-    processed_width = std::min(width, context);
-    processed_height = std::min(height, context);
-    window_ratio = std::min(1.0, ratio * double(width) * double(height) / (processed_width * processed_height));
+  // The region prepare() will process: its tokens, and the mask's share of it (all the mask's
+  // pixels are inside a window around the mask).
+  PixelBox box;
+  if (context > 0 && (width > context || height > context) && ratio > 0) {
+    box = mask_bounding_box(request.mask);
+    if (!box.empty() && (request.mask.width != width || request.mask.height != height)) {  // to image pixels
+      const double sx = double(width) / request.mask.width, sy = double(height) / request.mask.height;
+      box = {int(box.x * sx), int(box.y * sy), std::max(1, int(std::ceil(box.w * sx))), std::max(1, int(std::ceil(box.h * sy)))};
+    }
   }
-  work.image_tokens = std::max<int64_t>(1, int64_t(processed_width / token_pixels) * int64_t(processed_height / token_pixels));
+  const ProcessingWindow region = processing_window(width, height, box, context, /*whole_image=*/false);
+  const double window_ratio =
+      std::min(1.0, ratio * double(width) * double(height) / (double(region.width) * double(region.height)));
+  work.image_tokens = std::max<int64_t>(1, int64_t(region.target_width / token_pixels) *
+                                               int64_t(region.target_height / token_pixels));
   work.masked_tokens = std::min(work.image_tokens, static_cast<int64_t>(std::ceil(window_ratio * double(work.image_tokens))));
   const Conditioning& text = request.conditioning.defined() ? request.conditioning : components_.empty_prompt;
   work.text_tokens = text.defined() ? text.prompt_embeds.size(0) : 0;

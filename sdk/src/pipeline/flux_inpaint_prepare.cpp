@@ -14,6 +14,7 @@
 #include "pipeline/flux_packing.h"
 #include "pipeline/image_tensors.h"
 #include "pipeline/prepared_mask.h"
+#include "pipeline/processing_window.h"
 #include "pipeline/texture_transfer.h"
 
 namespace flashps {
@@ -47,36 +48,25 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   prepared.window_width = width;
   prepared.window_height = height;
   Image window = prepared.original, window_mask = original_mask;
-  int target_width = width, target_height = height;
-  const PixelBox box = mask_bounding_box(original_mask);
-  if (context > 0 && (width > context || height > context) && (whole_image || box.empty())) {
-    // The whole image, scaled to fit the context size.
-    const double scale = double(context) / std::max(width, height);
-    target_width = std::max(1, static_cast<int>(width * scale + 0.5));
-    target_height = std::max(1, static_cast<int>(height * scale + 0.5));
+  const ProcessingWindow region = processing_window(width, height, mask_bounding_box(original_mask), context, whole_image);
+  int target_width = region.target_width, target_height = region.target_height;
+  if (region.scaled_whole) {
     stats.notes.push_back("image larger than the model's " + std::to_string(context) + "px: processed whole at " +
                           std::to_string(target_width) + "x" + std::to_string(target_height));
-  } else if (context > 0 && (width > context || height > context)) {
-    // A square window around the mask with as much context again as the mask is large, at
-    // least the native size, shifted to stay inside the image.
-    const int side = std::max(context, static_cast<int>(std::max(box.w, box.h) * 1.5));
-    prepared.window_width = std::min(side, width);
-    prepared.window_height = std::min(side, height);
-    const int centre_x = box.x + box.w / 2, centre_y = box.y + box.h / 2;
-    prepared.window_x = std::clamp(centre_x - prepared.window_width / 2, 0, width - prepared.window_width);
-    prepared.window_y = std::clamp(centre_y - prepared.window_height / 2, 0, height - prepared.window_height);
+  } else if (region.windowed) {
+    prepared.window_x = region.x;
+    prepared.window_y = region.y;
+    prepared.window_width = region.width;
+    prepared.window_height = region.height;
     prepared.windowed = true;
     window = crop(prepared.original, prepared.window_x, prepared.window_y, prepared.window_width, prepared.window_height);
     window_mask = crop(original_mask, prepared.window_x, prepared.window_y, prepared.window_width,
                        prepared.window_height);
-    const double scale = std::min(1.0, double(context) / std::max(prepared.window_width, prepared.window_height));
-    target_width = static_cast<int>(prepared.window_width * scale + 0.5);
-    target_height = static_cast<int>(prepared.window_height * scale + 0.5);
     std::ostringstream note;
     note << "image larger than the model's " << context << "px: edited through a " << prepared.window_width << "x"
          << prepared.window_height << " window around the mask at (" << prepared.window_x << ", "
          << prepared.window_y << ")";
-    if (scale < 1.0) note << ", processed at " << target_width << "x" << target_height;
+    if (target_width < region.width) note << ", processed at " << target_width << "x" << target_height;
     stats.notes.push_back(note.str());
   }
   prepared.width = round_down_to(target_width, token_pixels);
