@@ -27,6 +27,7 @@ TEST_CASE("device lists expand to one device per worker and refuse what is not t
   CHECK_THROWS_WITH(parse_device_list("cuda", 0), Catch::Contains("no CUDA device is visible"));
   CHECK_THROWS_WITH(parse_device_list("cuda:2", 2), Catch::Contains("cuda:2 is not present, 2 CUDA devices"));
   CHECK_THROWS_WITH(parse_device_list("cuda:0,cuda", 2), Catch::Contains("listed twice"));
+  CHECK(parse_device_list("cpu,cpu", 0) == Devices{cpu, cpu});  // two CPU workers sharing the cores
   CHECK_THROWS_WITH(parse_device_list("gpu", 1), Catch::Contains("unknown device \"gpu\""));
   CHECK_THROWS_WITH(parse_device_list("cuda:x", 1), Catch::Contains("unknown device"));
   CHECK_THROWS_WITH(parse_device_list("", 1), Catch::Contains("no device listed"));

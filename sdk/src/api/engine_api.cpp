@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -108,7 +109,10 @@ std::vector<serve::EngineDevice> load_devices(flashps_engine& handle, const std:
         flashps::FluxInpaintPipeline::load(model_dir, dtype, handle.store, device));
     if (!handle.flux) handle.flux = pipeline;
     handle.takes_text = pipeline->has_text_encoder();  // Flux folders with text_encoder_2
-    workers.push_back(serve::engine_device(pipeline, profile, device.str()));
+    // Repeated CPU workers get numbered names, so logs and metrics tell them apart.
+    const auto repeats = std::count(devices.begin(), devices.end(), device);
+    const std::string name = repeats > 1 ? device.str() + "/" + std::to_string(workers.size()) : device.str();
+    workers.push_back(serve::engine_device(pipeline, profile, name));
     report_load(params, static_cast<int>(workers.size()), total, start);
   }
   return workers;

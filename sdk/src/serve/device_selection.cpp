@@ -25,7 +25,9 @@ std::string no_cuda_reason(int cuda_devices) {
 std::vector<at::Device> parse_device_list(const std::string& spec, int cuda_devices) {
   std::vector<at::Device> devices;
   auto add = [&](const at::Device& device, const std::string& item) {
-    if (std::find(devices.begin(), devices.end(), device) != devices.end())
+    // A GPU listed twice is a mistake (two model copies on one device); CPU workers may repeat:
+    // several workers share the cores, as `--workers N` does.
+    if (!device.is_cpu() && std::find(devices.begin(), devices.end(), device) != devices.end())
       throw InvalidArgumentError("devices \"" + spec + "\": " + item + " is listed twice");
     devices.push_back(device);
   };
