@@ -39,6 +39,15 @@ DeviceProfile profile_with_measured_steps(double spread) {
   return profile;
 }
 
+// Simulated devices with the H800-class profile and no pre-/post-processing: latency is steps.
+SimulationOptions steps_only(int devices) {
+  SimulationOptions options;
+  options.devices = devices;
+  options.profile = h800_flux_profile();
+  options.profile.preprocess_seconds = options.profile.postprocess_seconds = 0;
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("ground truth: exact is the model; noise has mean 1 and the asked spread; seeds repeat", "[serve][simulator]") {
@@ -158,14 +167,10 @@ TEST_CASE("measured steps round-trip through the profile file; bad ones are refu
 }
 
 TEST_CASE("the simulator's clock follows the ground truth, not the balancer's model", "[serve][simulator]") {
-  DeviceProfile profile = h800_flux_profile();
-  profile.preprocess_seconds = profile.postprocess_seconds = 0;
   TraceRequest one;
   one.work = request(0.2);
   one.work.steps = 10;
-  SimulationOptions options;
-  options.devices = 2;
-  options.profile = profile;
+  SimulationOptions options = steps_only(2);
   const double exact = simulate(options, {one}).makespan;
   options.ground_truth.model_error = 0.5;
   options.ground_truth.error_skews = false;
@@ -173,17 +178,13 @@ TEST_CASE("the simulator's clock follows the ground truth, not the balancer's mo
 }
 
 TEST_CASE("the simulator routes with a request's estimate and steps it as prepared", "[serve][simulator]") {
-  DeviceProfile profile = h800_flux_profile();
-  profile.preprocess_seconds = profile.postprocess_seconds = 0;
   TraceRequest small;
   small.work = request(0.1);
   small.work.steps = 10;
   TraceRequest overestimated = small;
   overestimated.work.masked_tokens = overestimated.work.image_tokens;  // routing thinks it is all masked
   overestimated.exact_work = small.work;
-  SimulationOptions options;
-  options.devices = 1;
-  options.profile = profile;
+  const SimulationOptions options = steps_only(1);
   CHECK(simulate(options, {overestimated}).makespan == Approx(simulate(options, {small}).makespan));
   TraceRequest large = small;
   large.work.masked_tokens = large.work.image_tokens;

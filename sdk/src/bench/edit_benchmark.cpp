@@ -138,11 +138,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
     engine::SpeedEstimator estimator;
     const int blocks = static_cast<int>(work_per_block.size());
     const auto step_flops = [&](const engine::TokenCounts& counts, engine::CacheMode kind, const std::vector<bool>& use_cache) {
-      double flops = 0;
-      for (int i = 0; i < blocks; ++i)
-        flops += use_cache[i] ? engine::forward_flops({work_per_block[i]}, counts, kind)
-                              : engine::forward_flops({work_per_block[i]}, counts);
-      return flops;
+      return engine::planned_flops(work_per_block, std::vector<engine::TokenCounts>(blocks, counts), kind, use_cache);
     };
     const auto plan_of = [&](const engine::TokenCounts& counts, engine::CacheMode kind) {
       std::vector<bool> use_cache(blocks, true);

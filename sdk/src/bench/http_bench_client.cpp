@@ -5,6 +5,7 @@
 
 #ifdef FLASHPS_HAVE_LIBCURL
 #include <curl/curl.h>
+#include <strings.h>  // strncasecmp: header names are case-insensitive
 #endif
 
 #include <memory>

@@ -342,28 +342,29 @@ Image restore_alpha(const Image& result, const Image& input, const Image& paste_
   return with_alpha;
 }
 
-double mask_ratio(const Image& mask) {
-  if (mask.empty()) return 0.0;
-  const Image values = mask_values(mask);
-  const auto set = std::count_if(values.pixels.begin(), values.pixels.end(), [](uint8_t v) { return v >= 128; });
-  return static_cast<double>(set) / static_cast<double>(values.pixel_count());
-}
-
-PixelBox mask_bounding_box(const Image& mask) {
-  if (mask.empty()) return {};
+MaskCoverage mask_coverage(const Image& mask) {
+  MaskCoverage coverage;
+  if (mask.empty()) return coverage;
   const Image values = mask_values(mask);
   int left = values.width, top = values.height, right = -1, bottom = -1;
+  int64_t set = 0;
   for (int y = 0; y < values.height; ++y) {
     for (int x = 0; x < values.width; ++x) {
       if (values.pixels[values.offset(x, y)] < 128) continue;
+      ++set;
       left = std::min(left, x);
       right = std::max(right, x);
       top = std::min(top, y);
       bottom = std::max(bottom, y);
     }
   }
-  if (right < 0) return {};
-  return {left, top, right - left + 1, bottom - top + 1};
+  coverage.ratio = static_cast<double>(set) / static_cast<double>(values.pixel_count());
+  if (right >= 0) coverage.box = {left, top, right - left + 1, bottom - top + 1};
+  return coverage;
 }
+
+double mask_ratio(const Image& mask) { return mask_coverage(mask).ratio; }
+
+PixelBox mask_bounding_box(const Image& mask) { return mask_coverage(mask).box; }
 
 }  // namespace flashps

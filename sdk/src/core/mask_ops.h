@@ -59,5 +59,11 @@ Image restore_alpha(const Image& result, const Image& input, const Image& paste_
 double mask_ratio(const Image& mask);
 // Smallest box holding every pixel with mask_values >= 128; empty (all zero) when none.
 PixelBox mask_bounding_box(const Image& mask);
+// Both of mask_ratio and mask_bounding_box from one pass over the mask.
+struct MaskCoverage {
+  double ratio = 0;
+  PixelBox box;
+};
+MaskCoverage mask_coverage(const Image& mask);
 
 }  // namespace flashps

@@ -55,6 +55,18 @@ double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<Tok
   return total;
 }
 
+double planned_flops(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens,
+                     CacheMode mode, const std::vector<bool>& use_cache) {
+  check_sizes(blocks, block_tokens);
+  if (use_cache.size() != blocks.size()) throw Error("cost model: one cache choice per block expected");
+  double total = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const std::vector<BlockWork> block{blocks[i]};
+    total += use_cache[i] ? forward_flops(block, block_tokens[i], mode) : forward_flops(block, block_tokens[i]);
+  }
+  return total;
+}
+
 std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& blocks,
                                              const std::vector<TokenCounts>& block_tokens, CacheMode mode,
                                              const DeviceSpeed& speed) {

@@ -49,5 +49,9 @@ double forward_flops(const std::vector<BlockWork>& blocks, const std::vector<Tok
 std::vector<BlockTimes> estimate_block_times(const std::vector<BlockWork>& blocks,
                                              const std::vector<TokenCounts>& block_tokens, CacheMode mode,
                                              const DeviceSpeed& speed);
+// FLOPs of one forward as a plan runs it: the blocks that use the cache compute their carried
+// rows (`mode`), the others every row.
+double planned_flops(const std::vector<BlockWork>& blocks, const std::vector<TokenCounts>& block_tokens,
+                     CacheMode mode, const std::vector<bool>& use_cache);
 
 }  // namespace flashps::engine

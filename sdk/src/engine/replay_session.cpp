@@ -78,10 +78,7 @@ std::unique_ptr<ReplaySession> ReplaySession::attach(CaptureStore& store, const 
         plan_pipeline(estimate_block_times(blocks.work, blocks.counts, mode, speed), loader_model(mode)).use_cache;
   }
   session->compute_saving_ = forward_flops(blocks.work, blocks.counts) / forward_flops(blocks.work, blocks.counts, mode);
-  for (size_t i = 0; i < blocks.work.size(); ++i)
-    session->flops_per_step_ += session->use_cache_[i]
-                                    ? forward_flops(std::vector<BlockWork>{blocks.work[i]}, blocks.counts[i], mode)
-                                    : forward_flops(std::vector<BlockWork>{blocks.work[i]}, blocks.counts[i]);
+  session->flops_per_step_ = planned_flops(blocks.work, blocks.counts, mode, session->use_cache_);
   session->capture_ = std::move(capture);
   session->mask_ = mask;
   session->block_masks_ = blocks.block_masks;

@@ -59,11 +59,9 @@ DeviceSpeed SpeedEstimator::speed() const {
     if (fit.solve(slope, intercept)) {
       per_second = 1.0 / slope;
       fixed = std::max(0.0, intercept);
-    } else {  // one size seen: keep the fixed cost, rescale the rate to match it
+    } else {  // one size seen: keep the fixed cost, rescale the rate to match it (if it can)
       const double mean_x = fit.x / fit.w, mean_y = fit.y / fit.w;
-      const double variable = mean_y - fixed;
-      if (variable > 0) per_second = mean_x / variable;
-      else fixed = mean_y, per_second = std::max(per_second, mean_x / (1e-3 * mean_y));
+      if (mean_y > fixed) per_second = mean_x / (mean_y - fixed);
     }
   };
   update(compute_, speed.flops_per_second, speed.fixed_seconds_per_block);

@@ -118,18 +118,16 @@ engine::RequestWork FluxInpaintPipeline::estimate_work(const EditRequest& reques
   const int steps = steps_of(request);
   work.steps = std::max(1, std::min(steps, static_cast<int>(steps * request.strength)));
   const int width = std::max(1, request.image.width), height = std::max(1, request.image.height);
-  const double ratio = requested_mask_ratio(request);
+  const MaskCoverage coverage = mask_coverage(request.mask);  // one pass: ratio and extent
+  const double ratio = coverage.ratio;
   const int64_t token_pixels = vae_scale_factor() * 2;
   const int context = request.context_size != 0 ? request.context_size : components_.native_size;
   // The region prepare() will process: its tokens, and the mask's share of it (all the mask's
   // pixels are inside a window around the mask).
-  PixelBox box;
-  if (context > 0 && (width > context || height > context) && ratio > 0) {
-    box = mask_bounding_box(request.mask);
-    if (!box.empty() && (request.mask.width != width || request.mask.height != height)) {  // to image pixels
-      const double sx = double(width) / request.mask.width, sy = double(height) / request.mask.height;
-      box = {int(box.x * sx), int(box.y * sy), std::max(1, int(std::ceil(box.w * sx))), std::max(1, int(std::ceil(box.h * sy)))};
-    }
+  PixelBox box = coverage.box;
+  if (!box.empty() && (request.mask.width != width || request.mask.height != height)) {  // to image pixels
+    const double sx = double(width) / request.mask.width, sy = double(height) / request.mask.height;
+    box = {int(box.x * sx), int(box.y * sy), std::max(1, int(std::ceil(box.w * sx))), std::max(1, int(std::ceil(box.h * sy)))};
   }
   const ProcessingWindow region = processing_window(width, height, box, context, /*whole_image=*/false);
   const double window_ratio =
