@@ -15,7 +15,7 @@
 #include "support/image_bytes.h"
 
 using flashps::Image;
-using Catch::Matchers::Contains;
+using Catch::Contains;  // the string matcher (v2 and, through support/catch2_v3, v3)
 using namespace flashps::test;
 
 TEST_CASE("PNG round trips are exact for gray, RGB and RGBA", "[image]") {

@@ -14,7 +14,7 @@
 
 using flashps::Image;
 using flashps::ImageBudget;
-using Catch::Matchers::Contains;
+using Catch::Contains;  // the string matcher (v2 and, through support/catch2_v3, v3)
 using namespace flashps::test;
 
 namespace {

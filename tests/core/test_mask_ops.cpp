@@ -12,7 +12,7 @@
 
 using flashps::Image;
 using Bytes = std::vector<uint8_t>;
-using Catch::Matchers::Contains;
+using Catch::Contains;  // the string matcher (v2 and, through support/catch2_v3, v3)
 
 namespace {
 

@@ -17,7 +17,7 @@
 
 namespace {
 
-using Catch::Matchers::Contains;
+using Catch::Contains;  // the string matcher (v2 and, through support/catch2_v3, v3)
 using flashps::AutoencoderKL;
 using flashps::AutoencoderKLConfig;
 namespace fs = std::filesystem;
