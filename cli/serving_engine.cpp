@@ -18,6 +18,7 @@ ServingEngine open_serving_engine(const ServingEngineOptions& options) {
   engine_options.max_batch = options.max_batch;
   engine_options.max_queued = options.max_queued;
   engine_options.profile_path = options.profile;
+  engine_options.compute_nice = options.compute_nice;
   engine_options.progress = terminal_progress(options.quiet);
   ServingEngine opened;
   opened.store = engine_options.store;

@@ -13,6 +13,7 @@ struct ServingEngineOptions {
   int max_batch = 8;
   size_t max_queued = 64;
   bool quiet = false;             // no loading bar
+  int compute_nice = 0;           // added to the compute threads' nice value (serve: 10)
 };
 
 struct ServingEngine {

@@ -32,6 +32,9 @@ struct ServeCommandOptions {
   int max_batch = 8, http_threads = 16, max_connections = 0, max_prompt_chars = 4000, max_images = 4;
   double max_body_mb = 64, drain_seconds = 30;
   int64_t max_pixels = 16777216;
+  // Denoising yields a core to the connection threads: without it, P95 HTTP overhead grew from
+  // 4 to 6-8 ms when edits held every core (benchmarks/README.md, bench http).
+  int compute_nice = 10;
   bool quiet = false;
 };
 
@@ -71,7 +74,7 @@ int serve(const ServeCommandOptions& options) {
   ::mallopt(M_ARENA_MAX, 4);
   const ServingEngine serving =
       open_serving_engine({options.model, options.devices, options.dtype, options.cache_dir, options.batching,
-                           options.profile, options.max_batch, options.max_queue, options.quiet});
+                           options.profile, options.max_batch, options.max_queue, options.quiet, options.compute_nice});
   const fps::Engine& engine = serving.engine;
   finish_progress_line(options.quiet);
 
@@ -178,6 +181,10 @@ void add_serve_command(CLI::App& app, CommandAction& action) {
   serve_command->add_option("--access-log", options.access_log, "One JSON line per request: - (stdout), a file, or off")
       ->capture_default_str();
   serve_command->add_option("--model-name", options.model_name, "The name answers report as 'model'");
+  serve_command->add_option("--compute-nice", options.compute_nice,
+                            "Nice value added to the denoising threads, so HTTP threads get a core first (0: off)")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   serve_command->add_flag("--quiet,-q", options.quiet, "No loading bar or status line");
   serve_command->callback([&action] { action = [] { return serve(options); }; });
 }

@@ -5,12 +5,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "api/abi_layout.h"
 #include "api/engine_test_support.h"
+#include "core/thread_priority.h"
 #include "flashps/flashps.h"
 #include "support/tiny_pipeline.h"
 
@@ -98,6 +102,13 @@ TEST_CASE("engine API: NULL handles and outputs, bad struct sizes and values are
     CHECK(flashps_engine_open(dir.file("missing").c_str(), &larger.params, &engine) == FLASHPS_NOT_FOUND);
     CHECK_THAT(last_error(), Catch::Contains(dir.file("missing")));
     CHECK(engine == nullptr);
+    // A caller built against API 4 (no compute_nice) is read up to its size; the rest defaults.
+    params = flashps_engine_default_params();
+    params.struct_size = offsetof(flashps_engine_params, compute_nice);
+    params.compute_nice = 99;  // beyond the caller's struct: not read
+    REQUIRE(flashps_engine_open(model.c_str(), &params, &engine) == FLASHPS_OK);
+    flashps_engine_close(engine);
+    engine = nullptr;
   }
   SECTION("values") {
     params.batching = static_cast<flashps_batching>(9);
@@ -111,6 +122,12 @@ TEST_CASE("engine API: NULL handles and outputs, bad struct sizes and values are
     params.max_batch = -1;
     CHECK(flashps_engine_open(model.c_str(), &params, &engine) == FLASHPS_INVALID_ARGUMENT);
     CHECK_THAT(last_error(), Catch::Contains("max_batch"));
+    for (int nice : {-1, 20}) {
+      params = flashps_engine_default_params();
+      params.compute_nice = nice;
+      CHECK(flashps_engine_open(model.c_str(), &params, &engine) == FLASHPS_INVALID_ARGUMENT);
+      CHECK_THAT(last_error(), Catch::Contains("compute_nice"));
+    }
     params = flashps_engine_default_params();
     params.devices = "no such device";
     CHECK(flashps_engine_open(model.c_str(), &params, &engine) != FLASHPS_OK);
@@ -191,6 +208,54 @@ TEST_CASE("engine API: NULL handles and outputs, bad struct sizes and values are
   CHECK(std::string(flashps_request_status_name(FLASHPS_REQUEST_FINISHING)) == "finishing");
   CHECK(std::string(flashps_request_status_name(static_cast<flashps_request_status>(99))) == "unknown");
 }
+
+#if defined(__linux__)
+namespace {
+// Each thread's nice value from /proc (field 19 of its stat line, the 17th after the name).
+std::vector<int> thread_nice_values() {
+  std::vector<int> values;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t name_end = line.rfind(')');
+    if (name_end == std::string::npos) continue;
+    std::istringstream fields(line.substr(name_end + 2));
+    std::string field;
+    for (int i = 0; i < 17 && fields >> field; ++i) {
+    }
+    if (fields) values.push_back(std::stoi(field));
+  }
+  return values;
+}
+}  // namespace
+
+TEST_CASE("engine API: compute_nice lowers the compute threads' priority, not the caller's", "[api][engine_api]") {
+  TempDir dir;
+  const std::string model = tiny_model(dir);
+  const int caller_nice = flashps::thread_nice_value();
+  if (caller_nice > 14) {
+    WARN("skipped: the tests already run at nice " << caller_nice);
+    return;
+  }
+  const auto threads_at = [](int nice) {
+    const std::vector<int> values = thread_nice_values();
+    return std::count(values.begin(), values.end(), nice);
+  };
+  const long lowered_before = threads_at(caller_nice + 5);
+  flashps_engine_params params = flashps_engine_default_params();
+  params.compute_nice = 5;
+  {
+    Engine engine(model, params);
+    Request request;
+    REQUIRE(submit(engine.handle, steps(1), nullptr, request) == FLASHPS_OK);
+    REQUIRE(flashps_request_result(request.handle, 60.0, nullptr, nullptr) == FLASHPS_OK);
+    // The worker (and the OpenMP threads it started) run 5 lower; this thread is untouched.
+    CHECK(threads_at(caller_nice + 5) > lowered_before);
+    CHECK(flashps::thread_nice_value() == caller_nice);
+  }
+}
+#endif
 
 TEST_CASE("engine API: info describes the model and its devices", "[api][engine_api]") {
   TempDir dir;

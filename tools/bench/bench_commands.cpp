@@ -137,6 +137,9 @@ void add_http_command(CLI::App& bench, CommandAction& action) {
   http->add_option("--clients", options.clients, "Concurrent closed-loop clients per side")->capture_default_str();
   http->add_option("--steps", options.steps, "Denoising steps per edit")->capture_default_str();
   http->add_option("--rounds", options.rounds, "Alternating in-process/HTTP rounds")->capture_default_str();
+  http->add_option("--compute-nice", options.compute_nice, "Nice value added to the denoising threads (as serve's)")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   http->add_option("--json", json_path, "Write the results as JSON to this file");
   http->add_flag("--quiet,-q", quiet, "No progress bar");
   http->callback([&action] {

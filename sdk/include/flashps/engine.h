@@ -62,6 +62,11 @@ typedef struct flashps_engine_params {
   const char* profile_path;  /* device profile from `flashps profile` for routing; NULL: defaults */
   flashps_progress_callback progress; /* loading progress ("load"); return 0 to cancel */
   void* user_data;
+  /* ---- added in API 5 ---- */
+  int compute_nice;          /* nice value added to the engine's compute threads (workers, pre/post-
+                                processing, and the OpenMP and loader threads they start), so the
+                                caller's threads (an HTTP server's, a UI's) get a core first; 0:
+                                unchanged, at most 19; Linux only (elsewhere ignored) */
 } flashps_engine_params;
 
 typedef enum flashps_request_status {

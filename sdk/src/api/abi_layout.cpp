@@ -83,6 +83,8 @@ static_assert(kStoreStatsV2Size == 96);
 static_assert(kVerifyReportV2Size == 32);
 static_assert(kGcReportV2Size == 32);
 static_assert(kEngineParamsV2Size == 96);
+static_assert(offsetof(flashps_engine_params, compute_nice) == 96);  // API 5
+static_assert(sizeof(flashps_engine_params) == 104);
 static_assert(kEventV2Size == 64);
 static_assert(kSubmitParamsV2Size == 40);
 static_assert(kEngineCountersV2Size == 64);

@@ -134,6 +134,7 @@ HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
   const Inputs inputs = make_inputs(options);
   fps::EngineOptions engine_options;
   engine_options.max_queued = 1024;
+  engine_options.compute_nice = options.compute_nice;
   const fps::Engine engine = fps::Engine::open(options.model, engine_options);
   fps::ServerOptions server_options;
   server_options.listen = "127.0.0.1:0";
@@ -215,6 +216,7 @@ HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
                     {"requests_per_side", sides.front().samples.size()},
                     {"clients", options.clients},
                     {"steps", options.steps},
+                    {"compute_nice", options.compute_nice},
                     {"sides", nlohmann::json::array()}};
   for (const Side& side : sides) {
     std::vector<double> latency, overhead, finish, receive, answer, elsewhere;
@@ -247,10 +249,11 @@ std::string HttpBenchmarkReport::table() const {
   const auto& r = results;
   char text[2048];
   std::snprintf(text, sizeof text,
-                "bench http: %d requests per side, %d clients, %d step(s), %s image (%zu bytes), rotating rounds\n"
+                "bench http: %d requests per side, %d clients, %d step(s), %s image (%zu bytes), rotating rounds, "
+                "compute nice +%d\n"
                 "%-16s %8s %9s %9s %9s\n",
                 r["requests_per_side"].get<int>(), r["clients"].get<int>(), r["steps"].get<int>(),
-                r["image"].get<std::string>().c_str(), r["image_bytes"].get<size_t>(), "path", "req/s", "P50 ms", "P95 ms",
+                r["image"].get<std::string>().c_str(), r["image_bytes"].get<size_t>(), r["compute_nice"].get<int>(), "path", "req/s", "P50 ms", "P95 ms",
                 "P99 ms");
   std::string out = text;
   for (const auto& side : r["sides"]) {

@@ -21,6 +21,7 @@ struct HttpBenchmarkOptions {
   int clients = 2;           // concurrent closed-loop clients per side
   int steps = 1;
   int rounds = 2;            // rounds over every side, in rotating order (drift cancels out)
+  int compute_nice = 10;     // added to the engine's compute threads' nice value, as flashps serve
   ProgressCallback progress;
 };
 

@@ -72,6 +72,9 @@ struct EngineOptions {
   BalancePolicy policy = BalancePolicy::mask_aware;
   size_t max_queued = 64;  // requests waiting to start denoising; more are rejected
   int pool_threads = 1;    // pre-/post-processing threads (disaggregated batching)
+  // Nice value added to the worker and pool threads (and the OpenMP and loader threads they
+  // start): a server's connection threads then get a core first (flashps serve uses 10).
+  int compute_nice = 0;
 };
 
 struct EngineCounters {

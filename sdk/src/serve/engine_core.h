@@ -92,6 +92,7 @@ class EngineCore {
   void set_busy(Worker& worker, bool busy);
   // Under the mutex.
   static void wake(Worker& worker);
+  void lower_compute_priority();  // options_.compute_nice, on the calling thread
   void worker_loop(size_t index);
 
   // serve/engine_pool.cpp: pre-/post-processing and previews, by the pool or inline.

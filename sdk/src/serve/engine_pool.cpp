@@ -92,6 +92,7 @@ EditResult EngineCore::finish(const std::shared_ptr<RequestState>& state, std::e
 }
 
 void EngineCore::pool_loop() {
+  lower_compute_priority();
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     pool_.wake.wait(lock, [&] { return (pool_.stopping && pool_.queue.empty()) || pool_.next_task() != pool_.queue.end(); });

@@ -3,8 +3,11 @@
 #include "serve/engine_core.h"
 
 #include <algorithm>
+#include <mutex>
 
+#include "core/log.h"
 #include "core/thread_clock.h"
+#include "core/thread_priority.h"
 
 namespace flashps::serve {
 
@@ -33,7 +36,15 @@ void EngineCore::set_paused(bool paused) {
     });
 }
 
+// Before the thread's first tensor op, so the OpenMP team and loader threads it starts inherit it.
+void EngineCore::lower_compute_priority() {
+  if (options_.compute_nice == 0 || lower_thread_priority(options_.compute_nice)) return;
+  static std::once_flag warned;
+  std::call_once(warned, [] { log::warning("could not lower the compute threads' priority; they keep the caller's"); });
+}
+
 void EngineCore::worker_loop(size_t index) {
+  lower_compute_priority();
   Worker& worker = *workers_[index];
   StepwisePipeline& pipeline = *worker.device.pipeline;
   std::unique_lock<std::mutex> lock(mutex_);

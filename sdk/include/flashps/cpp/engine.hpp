@@ -42,6 +42,7 @@ struct EngineOptions {
   int pool_threads = 0;    // 0: 1
   std::string profile_path;
   ProgressFunction progress;  // loading
+  int compute_nice = 0;       // added to the compute threads' nice value (flashps serve: 10)
 };
 
 struct Event {
@@ -147,6 +148,7 @@ class Engine {
     params.max_queued = options.max_queued;
     params.pool_threads = options.pool_threads;
     params.profile_path = detail::c_str_or_null(options.profile_path);
+    params.compute_nice = options.compute_nice;
     if (options.progress) {
       params.progress = detail::progress_trampoline;
       params.user_data = const_cast<ProgressFunction*>(&options.progress);
