@@ -157,10 +157,6 @@ flashps_status flashps_editor_open(const char* model_dir, const flashps_editor_p
     handle->model_dir = model_dir ? model_dir : flashps::app::default_model().dir;
     const flashps::ModelFamily family = flashps::detect_model_family(handle->model_dir);
     const at::Device device = params.device ? flashps::serve::select_device(params.device) : at::Device(at::kCPU);
-    if (family == flashps::ModelFamily::stable_diffusion && !device.is_cpu())
-      throw flashps::UnsupportedError(handle->model_dir +
-                                      ": Stable Diffusion models run on the CPU only so far (device \"" +
-                                      std::string(params.device) + "\" asked for)");
     const at::ScalarType dtype = params.bf16 ? at::kBFloat16 : at::kFloat;
     std::shared_ptr<flashps::engine::CaptureStore> store =
         flashps::api::capture_store_for(params.store, params.capture_dir);
@@ -170,7 +166,7 @@ flashps_status flashps_editor_open(const char* model_dir, const flashps_editor_p
       handle->fingerprint = handle->flux->components().fingerprint;
     } else {
       handle->family = FLASHPS_FAMILY_STABLE_DIFFUSION;
-      handle->sd = flashps::SDInpaintPipeline::load(handle->model_dir, dtype, std::move(store));
+      handle->sd = flashps::SDInpaintPipeline::load(handle->model_dir, dtype, std::move(store), device);
       handle->fingerprint = handle->sd->components().fingerprint;
     }
     // The planner plans with this device's measured speeds when a profile is found

@@ -98,25 +98,24 @@ std::vector<serve::EngineDevice> load_devices(flashps_engine& handle, const std:
   report_load(params, 0, total, start);
   std::vector<serve::EngineDevice> workers;
   for (const at::Device& device : devices) handle.devices += (handle.devices.empty() ? "" : ",") + device.str();
-  if (flashps::is_stable_diffusion_folder(model_dir)) {
-    if (devices.size() != 1 || !devices.front().is_cpu())
-      throw flashps::UnsupportedError(model_dir + ": Stable Diffusion models are served on the CPU only (devices \"" +
-                                      handle.devices + "\")");
-    handle.sd = std::shared_ptr<flashps::SDInpaintPipeline>(flashps::SDInpaintPipeline::load(model_dir, dtype, handle.store));
-    handle.takes_text = true;
-    workers.push_back(serve::engine_device(handle.sd, profile));
-    report_load(params, 1, total, start);
-    return workers;
-  }
+  const bool stable_diffusion = flashps::is_stable_diffusion_folder(model_dir);
   for (const at::Device& device : devices) {
-    auto pipeline = std::shared_ptr<flashps::FluxInpaintPipeline>(
-        flashps::FluxInpaintPipeline::load(model_dir, dtype, handle.store, device));
-    if (!handle.flux) handle.flux = pipeline;
-    handle.takes_text = pipeline->has_text_encoder();  // Flux folders with text_encoder_2
     // Repeated CPU workers get numbered names, so logs and metrics tell them apart.
     const auto repeats = std::count(devices.begin(), devices.end(), device);
     const std::string name = repeats > 1 ? device.str() + "/" + std::to_string(workers.size()) : device.str();
-    workers.push_back(serve::engine_device(pipeline, profile, name));
+    if (stable_diffusion) {
+      auto pipeline = std::shared_ptr<flashps::SDInpaintPipeline>(
+          flashps::SDInpaintPipeline::load(model_dir, dtype, handle.store, device));
+      if (!handle.sd) handle.sd = pipeline;
+      handle.takes_text = true;
+      workers.push_back(serve::engine_device(pipeline, profile, name));
+    } else {
+      auto pipeline = std::shared_ptr<flashps::FluxInpaintPipeline>(
+          flashps::FluxInpaintPipeline::load(model_dir, dtype, handle.store, device));
+      if (!handle.flux) handle.flux = pipeline;
+      handle.takes_text = pipeline->has_text_encoder();  // Flux folders with text_encoder_2
+      workers.push_back(serve::engine_device(pipeline, profile, name));
+    }
     report_load(params, static_cast<int>(workers.size()), total, start);
   }
   return workers;

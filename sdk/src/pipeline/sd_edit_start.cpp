@@ -19,10 +19,10 @@ namespace flashps {
 namespace {
 
 // The UNet's side of the engine's replay settings: hidden replay only (dense ResNets need every
-// row), on the host.
+// row), on the pipeline's device.
 engine::ReplaySettings sd_replay_settings(const EditRequest& request, const engine::DeviceSpeed& speed,
-                                          int first_step, int end_step) {
-  engine::ReplaySettings settings = replay_settings(request, speed, at::Device(at::kCPU), first_step, end_step);
+                                          at::Device device, int first_step, int end_step) {
+  engine::ReplaySettings settings = replay_settings(request, speed, device, first_step, end_step);
   settings.why_no_kv = "cache mode 'kv' does not apply to UNet models (their ResNets are dense): use 'hidden' or 'auto'";
   settings.token_unit = "latent pixels";
   return settings;
@@ -44,7 +44,7 @@ bool SDInpaintPipeline::has_template(const EditRequest& given) const {
   std::unique_ptr<Scheduler> scheduler = components_.scheduler->clone();
   scheduler->set_timesteps(job.request.steps);
   return engine::ReplaySession::would_replay(*store_, capture_id(job), job.mask.tokens,
-                                             sd_replay_settings(job.request, planning_speed(), 0, scheduler->num_steps()));
+                                             sd_replay_settings(job.request, planning_speed(), device(), 0, scheduler->num_steps()));
 }
 
 void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
@@ -62,7 +62,7 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
     return blocks;
   };
   job.replay = engine::ReplaySession::attach(
-      *store_, id, job.mask.tokens, sd_replay_settings(job.request, planning_speed(), job.next_step, job.end_step),
+      *store_, id, job.mask.tokens, sd_replay_settings(job.request, planning_speed(), device(), job.next_step, job.end_step),
       describe_blocks, job.stats_.notes);
   // The transformer blocks' FLOPs: the dense ResNets and samplers are in the fitted fixed cost.
   std::vector<engine::TokenCounts> all_tokens;

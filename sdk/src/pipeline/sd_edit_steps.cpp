@@ -37,7 +37,7 @@ void SDInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
       at::Tensor input = job->scheduler->scale_model_input(job->latents, job->next_step);
       if (is_inpainting_unet()) input = at::cat({input, job->latent_mask, job->masked_image_latents}, 1);
       samples.push_back(input.expand({rows, -1, -1, -1}));
-      timesteps.push_back(job->scheduler->timesteps()[job->next_step].to(at::kFloat).reshape({1}).expand({rows}));
+      timesteps.push_back(job->scheduler->timesteps()[job->next_step].to(job->latents.device(), at::kFloat).reshape({1}).expand({rows}));
       contexts.push_back(job->context);
       if (job->text_embeds.defined()) {
         text_embeds.push_back(job->text_embeds);

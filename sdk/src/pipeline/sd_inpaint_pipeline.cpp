@@ -45,8 +45,11 @@ int64_t SDInpaintPipeline::size_multiple() const {
   return components_.vae->scale_factor() * (int64_t(1) << (components_.unet->config().block_out_channels.size() - 1));
 }
 
+at::Device SDInpaintPipeline::device() const { return components_.unet->parameters().front().device(); }
+
 std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& model_dir, at::ScalarType dtype,
-                                                           std::shared_ptr<engine::CaptureStore> store) {
+                                                           std::shared_ptr<engine::CaptureStore> store,
+                                                           at::Device device) {
   namespace fs = std::filesystem;
   const fs::path index_path = fs::path(model_dir) / "model_index.json";
   if (!fs::exists(index_path))
@@ -75,6 +78,12 @@ std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& mo
   const fs::path scheduler_config = fs::path(component("scheduler")) / "scheduler_config.json";
   if (!fs::exists(scheduler_config)) throw NotFoundError(model_dir + ": no scheduler/scheduler_config.json");
   components.scheduler = load_scheduler(scheduler_config.string());
+  if (!device.is_cpu()) {
+    components.unet->to(device);
+    components.vae->to_device(device);
+    components.text.text_encoder->to(device);
+    if (components.text.text_encoder_2) components.text.text_encoder_2->to(device);
+  }
   components.fingerprint = model_fingerprint(
       model_dir, {"unet", "vae", "scheduler", "text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2"},
       {"unet", "vae", "text_encoder", "text_encoder_2"});

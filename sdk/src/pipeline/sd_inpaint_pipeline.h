@@ -53,10 +53,13 @@ struct SDPipelineComponents {
 
 class SDInpaintPipeline final : public StepwisePipeline {
  public:
-  // Loads a diffusers folder; Error names the folder and the missing or unsupported component.
-  // `store` keeps template captures (default: in memory).
+  // Loads a diffusers folder onto `device` (its models, latents and cache replays live there;
+  // noise is drawn on the host, so a seed gives the same noise on every device); Error names the
+  // folder and the missing or unsupported component. `store` keeps template captures (default:
+  // in memory).
   static std::unique_ptr<SDInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype,
-                                                 std::shared_ptr<engine::CaptureStore> store = nullptr);
+                                                 std::shared_ptr<engine::CaptureStore> store = nullptr,
+                                                 at::Device device = at::Device(at::kCPU));
   explicit SDInpaintPipeline(SDPipelineComponents components, std::shared_ptr<engine::CaptureStore> store = nullptr);
   ~SDInpaintPipeline();
 
@@ -76,6 +79,7 @@ class SDInpaintPipeline final : public StepwisePipeline {
   engine::CaptureStore& store() { return *store_; }
 
   const SDPipelineComponents& components() const { return components_; }
+  at::Device device() const;
   bool is_inpainting_unet() const { return components_.unet->config().in_channels == 9; }
   // Pixels per side that processing sizes are multiples of (VAE factor x UNet downsampling).
   int64_t size_multiple() const;

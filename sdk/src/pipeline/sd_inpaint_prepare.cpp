@@ -52,13 +52,13 @@ std::pair<at::Tensor, at::Tensor> SDInpaintPipeline::prepare_images(const EditRe
                           " pixels), result resized back");
   const Image processed = job.resized ? resize_bilinear(job.original, job.width, job.height) : job.original;
   const Image processed_mask = job.resized ? resize_nearest(original_mask, job.width, job.height) : original_mask;
-  const at::Tensor image = image_to_tensor(processed).unsqueeze(0);
+  const at::Tensor image = image_to_tensor(processed).unsqueeze(0).to(device());
   const int64_t factor = components_.vae->scale_factor();
   check_mask_settings(request, width, height, static_cast<int>(job.width / factor),
                       static_cast<int>(job.height / factor));
   // A UNet's tokens are latent pixels.
   job.mask = prepare_mask(std::move(original_mask), processed_mask, factor, factor, request.token_dilation);
-  job.latent_mask = job.mask.latent.unsqueeze(0).unsqueeze(0);
+  job.latent_mask = job.mask.latent.unsqueeze(0).unsqueeze(0).to(device());
   stats.width = job.width;
   stats.height = job.height;
   stats.mask_ratio = job.mask.ratio();
@@ -66,7 +66,7 @@ std::pair<at::Tensor, at::Tensor> SDInpaintPipeline::prepare_images(const EditRe
   hasher.update(std::to_string(processed.width) + "x" + std::to_string(processed.height));
   hasher.update(processed.pixels.data(), processed.pixels.size());
   job.template_hash = hasher.hex();
-  return {image, job.mask.pixels.unsqueeze(0).unsqueeze(0)};
+  return {image, job.mask.pixels.unsqueeze(0).unsqueeze(0).to(device())};
 }
 
 std::unique_ptr<SDEditJob> SDInpaintPipeline::prepare_job(const EditRequest& given, bool registering) const {
@@ -108,7 +108,7 @@ std::unique_ptr<SDEditJob> SDInpaintPipeline::prepare_job(const EditRequest& giv
     const at::Tensor ids = at::tensor(std::vector<float>{float(job->height), float(job->width), 0.0f, 0.0f,
                                                          float(job->height), float(job->width)})
                                .unsqueeze(0);
-    job->time_ids = ids.expand({context.size(0), 6}).contiguous();
+    job->time_ids = ids.expand({context.size(0), 6}).contiguous().to(device());
   }
 
   const auto encode_start = std::chrono::steady_clock::now();
@@ -127,7 +127,8 @@ std::unique_ptr<SDEditJob> SDInpaintPipeline::prepare_job(const EditRequest& giv
   job->next_step = std::max(request.steps - init, 0) * order;
   if (job->next_step >= job->end_step) throw Error("strength too low: no denoising step would run");
   auto generator = at::detail::createCPUGenerator(request.seed);
-  job->noise = at::randn({1, components_.vae->latent_channels(), latent_height, latent_width}, generator);
+  // Drawn on the host, so a seed gives the same noise on every device.
+  job->noise = at::randn({1, components_.vae->latent_channels(), latent_height, latent_width}, generator).to(device());
   job->latents = request.strength >= 1.0 ? job->noise * job->scheduler->init_noise_sigma()
                                          : job->scheduler->add_noise(job->image_latents, job->noise, job->next_step);
   job->steps_total_ = job->end_step - job->next_step;
