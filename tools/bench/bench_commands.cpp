@@ -264,7 +264,7 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   static std::string json_path;
   static bool quiet = false;
   options.model = bench::reference_bench_config();
-  static std::string family = "flux";
+  static std::string family = "flux", flux_config = "bench";
   static bench::SDEditBenchmarkOptions sd_options;
   CLI::App* edit = bench->add_subcommand(
       "edit", "Full vs mask-aware editing on a random-weight model: a Flux transformer (kv, hidden) or an SD UNet (hidden)");
@@ -277,6 +277,12 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   edit->add_option("--size", sd_options.size, "sd: image pixels per side (multiple of 64)")->capture_default_str();
   edit->add_flag("!--no-vae", sd_options.time_vae, "sd: do not time the VAE");
   edit->add_flag("!--no-planner", sd_options.use_planner, "sd: take every block from the cache");
+  edit->add_option("--config", flux_config,
+                   "flux: bench (the reference config diffusers was timed with) or flux1 (FLUX.1 Fill's size: "
+                   "19 + 38 blocks, hidden 3072; grid 64, 512 text tokens, bf16 unless given; a GPU's job)")
+      ->check(CLI::IsMember({"bench", "flux1"}))
+      ->capture_default_str();
+  edit->add_option("--device", options.device, "flux: cpu or cuda:N")->capture_default_str();
   edit->add_option("--steps", options.steps, "Denoising steps")->capture_default_str();
   edit->add_option("--grid", options.grid, "Image token grid side (tokens = grid^2)")->capture_default_str();
   edit->add_option("--text-tokens", options.text_tokens, "Text tokens")->capture_default_str();
@@ -302,6 +308,15 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
         std::cout << report.extra.dump(2) << "\n";
         if (!json_path.empty()) write_json_file(json_path, report.to_json());
         return 0;
+      }
+      if (flux_config == "flux1") {
+        const int double_blocks = options.model.num_layers, single_blocks = options.model.num_single_layers;
+        options.model = bench::flux1_size_config();
+        if (edit->count("--double-blocks")) options.model.num_layers = double_blocks;
+        if (edit->count("--single-blocks")) options.model.num_single_layers = single_blocks;
+        if (!edit->count("--grid")) options.grid = 64;
+        if (!edit->count("--text-tokens")) options.text_tokens = 512;
+        if (!edit->count("--dtypes")) options.dtypes = {"bf16"};
       }
       bench::EditBenchmarkReport report = bench::run_edit_benchmark(options);
       finish_progress_line(quiet);

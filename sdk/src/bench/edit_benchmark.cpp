@@ -20,6 +20,7 @@
 #include "models/common/layers.h"
 #include "models/random_weights.h"
 #include "pipeline/flux_packing.h"
+#include "serve/device_selection.h"
 
 namespace flashps::bench {
 namespace {
@@ -32,6 +33,11 @@ struct Workload {
 };
 
 using Route = std::function<void(FluxRequest&, int)>;
+
+// Waits for the device's queued work (a GPU runs kernels asynchronously), so a run is timed whole.
+void finish_device_work(const at::Tensor& result) {
+  if (!result.device().is_cpu()) (void)result.sum().item<double>();
+}
 
 at::Tensor denoise(const FluxTransformer& model, const Workload& work, const Route& route) {
   at::Tensor latents = work.latents.clone();
@@ -58,12 +64,28 @@ at::Tensor denoise(const FluxTransformer& model, const Workload& work, const Rou
     at::Tensor velocity = model->forward({request})[0].to(at::kFloat);
     latents = latents + (work.sigmas[step + 1] - work.sigmas[step]) * velocity;  // Euler step
   }
+  finish_device_work(latents);
   return latents;
 }
 
 at::ScalarType dtype_of(const std::string& name) { return name == "bf16" ? at::kBFloat16 : at::kFloat; }
 
+
 }  // namespace
+
+FluxConfig flux1_size_config() {
+  FluxConfig config;
+  config.in_channels = 384;
+  config.out_channels = 64;
+  config.num_layers = 19;
+  config.num_single_layers = 38;
+  config.attention_head_dim = 128;
+  config.num_attention_heads = 24;
+  config.joint_attention_dim = 4096;
+  config.pooled_projection_dim = 768;
+  config.axes_dims_rope = {16, 56, 56};
+  return config;
+}
 
 FluxConfig reference_bench_config() {
   FluxConfig config;
@@ -89,7 +111,9 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
                    {"text_tokens", options.text_tokens},
                    {"steps", options.steps},
                    {"threads", runtime_threads()},
+                   {"device", options.device},
                    {"repeats", options.repeats}};
+  const at::Device device = serve::select_device(options.device);  // a clear error for a missing GPU
 
   auto generator = at::detail::createCPUGenerator(options.seed);
   Workload work;
@@ -100,6 +124,9 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
   work.pooled = at::randn({config.pooled_projection_dim}, generator);
   work.img_ids = flux_image_ids(options.grid * 2, options.grid * 2);
   work.txt_ids = at::zeros({options.text_tokens, 3});
+  // Drawn on the host (the same numbers on every device), then moved.
+  for (at::Tensor* tensor : {&work.latents, &work.conditioning, &work.text, &work.pooled, &work.img_ids, &work.txt_ids})
+    *tensor = tensor->to(device);
   for (int i = 0; i <= options.steps; ++i) work.sigmas.push_back(1.0 - double(i) / options.steps);
 
   FluxTransformer model(config);
@@ -112,7 +139,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
   auto tick = [&] { report_progress(options.progress, {"bench", ++done, total, 0}); };
 
   for (const std::string& dtype_name : options.dtypes) {
-    model->to(dtype_of(dtype_name));
+    model->to(device, dtype_of(dtype_name));
     prefer_fast_linear_layout(*model);
     denoise(model, work, nullptr);  // warm-up: first-touch of buffers and kernels
 
@@ -160,7 +187,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
     const auto replay = [&](const engine::TokenMask& mask, engine::CacheMode kind, const std::vector<bool>& use_cache,
                             const Workload& run, const std::vector<int>& run_steps, engine::ReplayStats& stats) {
       return fastest_of(options.repeats, [&] {
-        engine::ReplayRouter router(capture, mask, kind, use_cache, run_steps, at::kCPU);
+        engine::ReplayRouter router(capture, mask, kind, use_cache, run_steps, device);
         denoise(model, run, [&](FluxRequest& request, int step) {
           router.set_step(step);
           request.router = &router;
@@ -194,7 +221,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
     observe(step_flops(all_tokens, engine::CacheMode::kv, no_cache), full_seconds, {}, options.steps);
     tick();
 
-    if (options.compare_allocator) {
+    if (options.compare_allocator && device.is_cpu()) {  // glibc's malloc is the host's
       FluxRequest request;
       request.hidden_states = at::cat({work.latents, work.conditioning}, 1);
       request.encoder_hidden_states = work.text;
@@ -248,15 +275,16 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
     const engine::TokenMask mask = blob_mask(options.grid, 0.2);
     Workload edit = work;
     edit.latents = work.latents.clone();
-    edit.latents.index_copy_(0, mask.masked_rows,
-                             at::randn({mask.masked_count(), latent_channels}, at::detail::createCPUGenerator(options.seed + 7)));
+    edit.latents.index_copy_(0, mask.masked_rows.to(device),
+                             at::randn({mask.masked_count(), latent_channels}, at::detail::createCPUGenerator(options.seed + 7))
+                                 .to(device));
     const at::Tensor reference = denoise(model, edit, nullptr);
-    at::Tensor region = mask.masked.to(at::kFloat).view({options.grid, options.grid});
+    at::Tensor region = mask.masked.to(at::kFloat).view({options.grid, options.grid}).to(device);
     region = region.repeat_interleave(2, 0).repeat_interleave(2, 1);
     auto unpacked = [&](const at::Tensor& packed) { return unpack_latents(packed, options.grid * 2, options.grid * 2); };
     const double range = (reference.max() - reference.min()).item<double>();
     for (engine::CacheMode kind : {engine::CacheMode::kv, engine::CacheMode::hidden}) {
-      engine::ReplayRouter router(capture, mask, kind, std::vector<bool>(config.block_count(), true), steps, at::kCPU);
+      engine::ReplayRouter router(capture, mask, kind, std::vector<bool>(config.block_count(), true), steps, device);
       const at::Tensor approximate = denoise(model, edit, [&](FluxRequest& request, int step) {
         router.set_step(step);
         request.router = &router;

@@ -22,12 +22,17 @@ struct EditBenchmarkOptions {
   int repeats = 1;               // timed runs per row (the fastest is reported)
   bool compare_allocator = true; // also time one full step with glibc's default malloc settings
   uint64_t seed = 0;
+  std::string device = "cpu";    // "cpu", "cuda:0", ... (the model, inputs and replays live there)
   ProgressCallback progress;
 };
 
 // The config diffusers' FluxTransformer2DModel was timed with on this machine kind:
 // in_channels 384, 4 heads x 128, 4 double + 8 single blocks, joint 512, pooled 256.
 FluxConfig reference_bench_config();
+// FLUX.1 Fill's transformer size (random weights): 19 double + 38 single blocks, 24 heads x 128
+// (hidden 3072), T5 context 4096 wide, pooled 768. Run it with grid 64 (4096 image tokens, 1024
+// px) and 512 text tokens, in bf16: 12B parameters (24 GB), a GPU's job.
+FluxConfig flux1_size_config();
 
 struct EditBenchmarkRow {
   std::string mode;  // full | kv | hidden
