@@ -17,7 +17,7 @@ ConnectionQueue::~ConnectionQueue() { shutdown(); }
 
 bool ConnectionQueue::over_capacity() { return answering_over_capacity; }
 
-void ConnectionQueue::enqueue(std::function<void()> connection) {
+TaskQueueEnqueueResult ConnectionQueue::enqueue(std::function<void()> connection) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (open_.load() >= max_connections_) {
@@ -28,6 +28,7 @@ void ConnectionQueue::enqueue(std::function<void()> connection) {
     }
   }
   ready_.notify_all();
+  return TaskQueueEnqueueResult(true);  // void(true) where enqueue returns void
 }
 
 void ConnectionQueue::serve_loop(bool rejecting) {

@@ -11,17 +11,24 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <type_traits>
+#include <utility>
 #include <thread>
 #include <vector>
 
 namespace flashps::http {
+
+// cpp-httplib 0.11 (Debian 12) declares `void enqueue(fn)`, 0.18 (Debian 13) `bool enqueue(fn)`
+// (false: the queue refused, httplib closes the socket): take whichever this httplib declares.
+using TaskQueueEnqueueResult = decltype(std::declval<httplib::TaskQueue&>().enqueue(std::function<void()>{}));
 
 class ConnectionQueue : public httplib::TaskQueue {
  public:
   ConnectionQueue(int threads, int max_connections, std::atomic<int>& open_connections);
   ~ConnectionQueue() override;
 
-  void enqueue(std::function<void()> connection) override;
+  // Never refuses: connections over the cap are answered 503 by a rejecting thread.
+  TaskQueueEnqueueResult enqueue(std::function<void()> connection) override;
   void shutdown() override;
 
   // True on the thread answering a connection over the cap.

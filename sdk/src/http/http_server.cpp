@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -48,7 +49,13 @@ std::string utc_now() {
   return text;
 }
 
-bool has_body(const httplib::Request& request) { return request.get_header_value<uint64_t>("Content-Length") > 0; }
+// The declared body length (0 when absent or malformed). Parsed here: httplib's typed getter is
+// get_header_value<uint64_t> in 0.11 (Debian 12) and get_header_value_u64 in 0.18 (Debian 13).
+uint64_t content_length(const httplib::Request& request) {
+  return std::strtoull(request.get_header_value("Content-Length").c_str(), nullptr, 10);
+}
+
+bool has_body(const httplib::Request& request) { return content_length(request) > 0; }
 
 // A request without a body is refused at once; one with a body after httplib has read it (see
 // defer_refusal).
@@ -181,7 +188,7 @@ void HttpServer::install_hooks() {
                            {"method", request.method},
                            {"path", request.path.substr(0, 256)},
                            {"status", response.status},
-                           {"bytes_in", request.get_header_value<uint64_t>("Content-Length")},
+                           {"bytes_in", content_length(request)},
                            {"bytes_out", response.body.size()},
                            {"ms", std::round(ms * 100) / 100}};
     if (response.has_header("X-Flashps-Edit-Ids")) line["edits"] = response.get_header_value("X-Flashps-Edit-Ids");
