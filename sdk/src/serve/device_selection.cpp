@@ -16,8 +16,16 @@ std::string trimmed(const std::string& text) {
   return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
 }
 
+const char* no_cuda_explanation() {
+#ifdef FLASHPS_WITH_CUDA
+  return "no CUDA device is visible to this CUDA build of LibTorch";
+#else
+  return "no CUDA device is visible; this LibTorch is CPU-only";
+#endif
+}
+
 std::string no_cuda_reason(int cuda_devices) {
-  return cuda_devices == 0 ? " (no CUDA device is visible; the Debian LibTorch is CPU-only)" : "";
+  return cuda_devices == 0 ? std::string(" (") + no_cuda_explanation() + ")" : "";
 }
 
 }  // namespace
@@ -42,8 +50,7 @@ std::vector<at::Device> parse_device_list(const std::string& spec, int cuda_devi
       for (int i = 0; i < cuda_devices; ++i) add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(i)), item);
     } else if (item == "cuda") {
       if (cuda_devices == 0)
-        throw UnsupportedError("devices \"" + spec +
-                               "\": cuda requested, but no CUDA device is visible (the Debian LibTorch is CPU-only)");
+        throw UnsupportedError("devices \"" + spec + "\": cuda requested, but " + no_cuda_explanation());
       for (int i = 0; i < cuda_devices; ++i) add(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(i)), item);
     } else if (item.rfind("cuda:", 0) == 0 && item.size() > 5 &&
                item.find_first_not_of("0123456789", 5) == std::string::npos && item.size() <= 8) {
