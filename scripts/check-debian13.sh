@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Debian 13 check: builds FlashPS against Debian 13's LibTorch 2.6 and Catch2 v3 in a Debian 13
+# root (debootstrap), with the dependencies the project's own install-deps.sh installs there, and
+# runs the test suite (ctest). With --cuda the root gets LibTorch's CUDA build (libtorch-cuda-dev,
+# contrib; its CUDA 12 libraries from non-free) and the CUDA toolkit instead: the whole project
+# compiles and links with the CUDA code paths in, and the CPU tests run on this GPU-less machine
+# (CUDA LibTorch falls back to the CPU). Too heavy for CI; run it before a release.
+#
+#   scripts/check-debian13.sh                  # CPU LibTorch 2.6: build + ctest
+#   scripts/check-debian13.sh --cuda           # CUDA LibTorch 2.6: build + ctest (CPU tests)
+#   scripts/check-debian13.sh --build-only     # either, without ctest
+#   scripts/check-debian13.sh --setup-only     # either, only the root and its dependencies
+#   scripts/check-debian13.sh -- -R engine     # extra arguments after -- go to ctest
+#
+# FLASHPS_DEBIAN13_ROOT (default ~/.cache/flashps/debian13-root, or debian13-cuda-root with
+# --cuda). The root is kept: its apt cache, build folder (/flashps/build) and ccache make later
+# runs incremental. The working tree (tracked and untracked files, not ignored ones) is copied to
+# /flashps/src on each run, ../shared (the fixtures) is bound read-only beside it.
+# Needs root (sudo otherwise) and network access to deb.debian.org; installs debootstrap.
+#
+# Cost (2-core development machine, 2026-11-27): see README.md "Debian 13 and CUDA builds".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repository=$(pwd)
+cuda=0
+build_only=0
+setup_only=0
+ctest_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cuda) cuda=1 ;;
+    --build-only) build_only=1 ;;
+    --setup-only) setup_only=1 ;;
+    --) shift; ctest_args=("$@"); break ;;
+    *) echo "check-debian13: unknown argument $1 (--cuda, --build-only, --setup-only, -- CTEST_ARGS)" >&2; exit 2 ;;
+  esac
+  shift
+done
+default_root="$HOME/.cache/flashps/debian13-root"
+[ "$cuda" = 1 ] && default_root="$HOME/.cache/flashps/debian13-cuda-root"
+root="${FLASHPS_DEBIAN13_ROOT:-$default_root}"
+mirror="${FLASHPS_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+security_mirror="${FLASHPS_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
+started=$(date +%s)
+step() { echo "=== [$(( $(date +%s) - started )) s] $*"; }
+
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+
+if [ ! -f "$root/.flashps-root-ready" ]; then
+  if ! command -v debootstrap >/dev/null; then
+    step "install debootstrap"
+    "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends debootstrap
+  fi
+  step "debootstrap trixie into $root from $mirror"
+  "${sudo_cmd[@]}" rm -rf "$root"
+  "${sudo_cmd[@]}" mkdir -p "$root"
+  "${sudo_cmd[@]}" debootstrap --variant=minbase --components=main,contrib,non-free,non-free-firmware \
+    trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || { tail -30 "$root.debootstrap.log"; exit 1; }
+  # A Debian 13 machine as installed, with contrib and non-free (libtorch-cuda-dev, CUDA).
+  {
+    echo "deb $mirror trixie main contrib non-free non-free-firmware"
+    echo "deb $mirror trixie-updates main contrib non-free non-free-firmware"
+    echo "deb $security_mirror trixie-security main contrib non-free non-free-firmware"
+  } | "${sudo_cmd[@]}" tee "$root/etc/apt/sources.list" >/dev/null
+  "${sudo_cmd[@]}" touch "$root/.flashps-root-ready"
+fi
+
+# /proc, /dev, the fixtures; unmounted however the script ends.
+mounted=()
+cleanup() {
+  for ((i = ${#mounted[@]} - 1; i >= 0; --i)); do "${sudo_cmd[@]}" umount -l "${mounted[$i]}" || true; done
+}
+trap cleanup EXIT
+mount_in_root() {  # SOURCE TARGET [options]
+  "${sudo_cmd[@]}" mkdir -p "$root/$2"
+  mountpoint -q "$root/$2" && return 0
+  if [ "$1" = proc ]; then "${sudo_cmd[@]}" mount -t proc proc "$root/$2"
+  else "${sudo_cmd[@]}" mount --bind "$1" "$root/$2"; fi
+  mounted+=("$root/$2")
+  [ -n "${3:-}" ] && "${sudo_cmd[@]}" mount -o "remount,bind,$3" "$root/$2"
+  return 0
+}
+mount_in_root proc proc
+mount_in_root /dev dev
+mount_in_root /dev/pts dev/pts
+mount_in_root /dev/shm dev/shm
+"${sudo_cmd[@]}" cp /etc/resolv.conf "$root/etc/resolv.conf"
+if [ -d "$repository/../shared" ]; then
+  mount_in_root "$(cd "$repository/../shared" && pwd)" flashps/shared ro
+fi
+threads=$(nproc)
+in_root() {
+  "${sudo_cmd[@]}" chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 FLASHPS_WITH_CUDA="$cuda" FLASHPS_THREADS="$threads" \
+    FLASHPS_BUILD_DIR=/flashps/build CCACHE_DIR=/flashps/ccache "$@"
+}
+
+step "copy the working tree to $root/flashps/src"
+# Files keep their modification times, so an unchanged file is not rebuilt.
+"${sudo_cmd[@]}" rm -rf "$root/flashps/src"
+"${sudo_cmd[@]}" mkdir -p "$root/flashps/src"
+git ls-files -z --cached --others --exclude-standard |
+  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | "${sudo_cmd[@]}" tar -xf - -C "$root/flashps/src"
+
+step "install-deps.sh in the root (FLASHPS_WITH_CUDA=$cuda)"
+in_root bash /flashps/src/scripts/install-deps.sh >"$root.install-deps.log" 2>&1 ||
+  { tail -30 "$root.install-deps.log"; exit 1; }
+tail -1 "$root.install-deps.log"
+in_root dpkg-query -W -f='${Package} ${Version}\n' libtorch-dev libtorch-cuda-dev catch2 nvidia-cuda-toolkit 2>/dev/null |
+  sed 's/^/  /' || true
+
+if [ "$setup_only" = 1 ]; then
+  step "done: root ready ($("${sudo_cmd[@]}" du -shx "$root" 2>/dev/null | cut -f1))"
+  exit 0
+fi
+
+configure_args=()
+# LibTorch's CUDA build finds the toolkit through CUDAToolkit; Debian's nvcc lives in /usr/bin.
+[ "$cuda" = 1 ] && configure_args+=(-DCMAKE_CUDA_COMPILER=/usr/bin/nvcc)
+step "build (scripts/build.sh; log: $root.build.log)"
+in_root bash -c "cd /flashps/src && scripts/build.sh ${configure_args[*]}" >"$root.build.log" 2>&1 ||
+  { grep -E "error|Error" "$root.build.log" | head -40; tail -20 "$root.build.log"; exit 1; }
+grep -E "^-- (FlashPS|Found Torch|Caffe2: CUDA|Found CUDA)" "$root.build.log" | sort -u | sed 's/^/  /' || true
+warnings=$(grep -c "warning:" "$root.build.log" || true)
+echo "  compiler warnings: $warnings (grep 'warning:' $root.build.log)"
+if [ "$build_only" = 1 ]; then
+  step "done: built (no tests run)"
+  exit 0
+fi
+
+step "ctest (log: $root.ctest.log)"
+status=0
+in_root bash -c "cd /flashps/src && ctest --test-dir /flashps/build --output-on-failure -j 1 ${ctest_args[*]}" \
+  >"$root.ctest.log" 2>&1 || status=$?
+grep -E "tests passed|tests failed|\*\*\*Failed|\(Failed\)|Not Run|Total Test time" "$root.ctest.log" | tail -30
+step "done: ctest exit $status"
+exit "$status"
