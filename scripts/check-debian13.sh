@@ -103,6 +103,13 @@ step "copy the working tree to $root/flashps/src"
 git ls-files -z --cached --others --exclude-standard |
   tar --null --ignore-failed-read -T - -cf - 2>/dev/null | "${sudo_cmd[@]}" tar -xf - -C "$root/flashps/src"
 
+if [ "$cuda" = 1 ]; then
+  # nvidia-cudnn (non-free) is an installer that downloads cuDNN from NVIDIA once its license is
+  # accepted. The check does not accept it on your behalf (and a closed network could not fetch
+  # it): cuDNN is declined here, and a stub libcudnn.so.9 below lets LibTorch link and load.
+  echo "nvidia-cudnn nvidia-cudnn/question select I Decline" | in_root debconf-set-selections
+fi
+
 step "install-deps.sh in the root (FLASHPS_WITH_CUDA=$cuda)"
 in_root bash /flashps/src/scripts/install-deps.sh >"$root.install-deps.log" 2>&1 ||
   { tail -30 "$root.install-deps.log"; exit 1; }
@@ -113,6 +120,32 @@ in_root dpkg-query -W -f='${Package} ${Version}\n' libtorch-dev libtorch-cuda-de
 if [ "$setup_only" = 1 ]; then
   step "done: root ready ($("${sudo_cmd[@]}" du -shx "$root" 2>/dev/null | cut -f1))"
   exit 0
+fi
+
+if [ "$cuda" = 1 ] && ! in_root ldconfig -p | grep -q "libcudnn.so.9 "; then
+  # Without a GPU no cuDNN function runs; libtorch_cuda.so still needs its symbols (versioned
+  # libcudnn.so.9) to link and load. Each stub function aborts with a message if ever called.
+  step "stub libcudnn.so.9 in /usr/local/lib (cuDNN declined; no GPU here calls it)"
+  in_root bash -c '
+    set -euo pipefail
+    work=$(mktemp -d)
+    nm -D --undefined-only /usr/lib/x86_64-linux-gnu/libtorch_cuda.so |
+      awk "/@libcudnn\.so\.9/ { sub(/@.*/, \"\", \$2); print \$2 }" | sort -u >"$work/symbols"
+    {
+      echo "#include <stdio.h>"
+      echo "#include <stdlib.h>"
+      echo "static void called(const char* name) {"
+      echo "  fprintf(stderr, \"libcudnn.so.9 stub (scripts/check-debian13.sh): %s called; install cuDNN\\n\", name);"
+      echo "  abort();"
+      echo "}"
+      while read -r symbol; do echo "int $symbol(void) { called(\"$symbol\"); return 0; }"; done <"$work/symbols"
+    } >"$work/stub.c"
+    { echo "libcudnn.so.9 { global:"; sed "s/$/;/" "$work/symbols"; echo "local: *; };"; } >"$work/stub.map"
+    gcc -shared -fPIC -O1 -o /usr/local/lib/libcudnn.so.9 -Wl,-soname,libcudnn.so.9 \
+      -Wl,--version-script="$work/stub.map" "$work/stub.c"
+    ldconfig
+    echo "  $(wc -l <"$work/symbols") cuDNN functions stubbed"
+    rm -rf "$work"'
 fi
 
 configure_args=()

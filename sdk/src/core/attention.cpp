@@ -3,12 +3,17 @@
 #include "core/autograd_mode.h"
 
 #include <ATen/ATen.h>
-#include <torch/version.h>
 
 #include <cmath>
 
 #ifdef FLASHPS_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
+#endif
+
+// LibTorch 2.x has the public fused at::scaled_dot_product_attention (1.13 only the private
+// _scaled_dot_product_attention): detected by its operator header, not by version number.
+#if __has_include(<ATen/ops/scaled_dot_product_attention.h>)
+#define FLASHPS_HAVE_SDPA 1
 #endif
 
 namespace flashps {
@@ -22,7 +27,7 @@ at::Tensor aten_attention(const at::Tensor& q, const std::vector<at::Tensor>& ke
   auto to_heads = [&](const at::Tensor& x) {
     return x.view({x.size(0), heads, head_dim}).transpose(0, 1);  // [heads, S, head_dim]
   };
-#if TORCH_VERSION_MAJOR >= 2
+#ifdef FLASHPS_HAVE_SDPA
   at::Tensor out = at::scaled_dot_product_attention(to_heads(q).unsqueeze(0), to_heads(k).unsqueeze(0),
                                                     to_heads(v).unsqueeze(0))
                        .squeeze(0);
