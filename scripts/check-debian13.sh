@@ -96,12 +96,21 @@ in_root() {
     FLASHPS_BUILD_DIR=/flashps/build CCACHE_DIR=/flashps/ccache "$@"
 }
 
-step "copy the working tree to $root/flashps/src"
-# Files keep their modification times, so an unchanged file is not rebuilt.
-"${sudo_cmd[@]}" rm -rf "$root/flashps/src"
+step "sync the working tree to $root/flashps/src"
+# Only files whose content changed are written (and get a new time), so ninja rebuilds what they
+# affect; copying every file with its own old time could leave objects newer than a changed header.
+if ! command -v rsync >/dev/null; then
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends rsync
+fi
 "${sudo_cmd[@]}" mkdir -p "$root/flashps/src"
-git ls-files -z --cached --others --exclude-standard |
-  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | "${sudo_cmd[@]}" tar -xf - -C "$root/flashps/src"
+files=$(mktemp)
+trap 'rm -f "$files"; cleanup' EXIT
+git ls-files -z --cached --others --exclude-standard | xargs -0 -n 500 sh -c 'for f; do [ -f "$f" ] && echo "$f"; done' sh |
+  sort >"$files"
+"${sudo_cmd[@]}" rsync -r --checksum --no-times --files-from="$files" ./ "$root/flashps/src/"
+# Files deleted from the tree go from the copy too (a stale source would still be globbed).
+(cd "$root/flashps/src" && find . -type f | sed 's|^\./||' | sort) | comm -23 - "$files" |
+  (cd "$root/flashps/src" && xargs -r -d "\n" "${sudo_cmd[@]}" rm -f --)
 
 if [ "$cuda" = 1 ]; then
   # nvidia-cudnn (non-free) is an installer that downloads cuDNN from NVIDIA once its license is
@@ -114,8 +123,8 @@ step "install-deps.sh in the root (FLASHPS_WITH_CUDA=$cuda)"
 in_root bash /flashps/src/scripts/install-deps.sh >"$root.install-deps.log" 2>&1 ||
   { tail -30 "$root.install-deps.log"; exit 1; }
 tail -1 "$root.install-deps.log"
-in_root dpkg-query -W -f='${Package} ${Version}\n' libtorch-dev libtorch-cuda-dev catch2 nvidia-cuda-toolkit 2>/dev/null |
-  sed 's/^/  /' || true
+in_root dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' libtorch-dev libtorch-cuda-dev catch2 \
+  nvidia-cuda-toolkit g++ 2>/dev/null | awk '$1 == "ii" { print "  " $2 " " $3 }' || true
 
 if [ "$setup_only" = 1 ]; then
   step "done: root ready ($("${sudo_cmd[@]}" du -shx "$root" 2>/dev/null | cut -f1))"
@@ -150,7 +159,7 @@ fi
 
 configure_args=()
 # LibTorch's CUDA build finds the toolkit through CUDAToolkit; Debian's nvcc lives in /usr/bin.
-[ "$cuda" = 1 ] && configure_args+=(-DCMAKE_CUDA_COMPILER=/usr/bin/nvcc)
+[ "$cuda" = 1 ] && configure_args+=(-DFLASHPS_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER=/usr/bin/nvcc)
 step "build (scripts/build.sh; log: $root.build.log)"
 in_root bash -c "cd /flashps/src && scripts/build.sh ${configure_args[*]}" >"$root.build.log" 2>&1 ||
   { grep -E "error|Error" "$root.build.log" | head -40; tail -20 "$root.build.log"; exit 1; }
