@@ -86,14 +86,22 @@ mount_in_root /dev dev
 mount_in_root /dev/pts dev/pts
 mount_in_root /dev/shm dev/shm
 "${sudo_cmd[@]}" cp /etc/resolv.conf "$root/etc/resolv.conf"
+# This machine's own certificate authorities (e.g. a TLS-inspecting proxy's) are trusted in the
+# root as on any machine of this network: npm (tests/clients) needs them to reach its registry.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  "${sudo_cmd[@]}" mkdir -p "$root/usr/local/share/ca-certificates"
+  "${sudo_cmd[@]}" cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 if [ -d "$repository/../shared" ]; then
   mount_in_root "$(cd "$repository/../shared" && pwd)" flashps/shared ro
 fi
 threads=$(nproc)
+npm_registry=$(npm config get registry 2>/dev/null || true)  # the registry this machine's npm uses
 in_root() {
   "${sudo_cmd[@]}" chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
     DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 FLASHPS_WITH_CUDA="$cuda" FLASHPS_THREADS="$threads" \
-    FLASHPS_BUILD_DIR=/flashps/build CCACHE_DIR=/flashps/ccache "$@"
+    FLASHPS_BUILD_DIR=/flashps/build CCACHE_DIR=/flashps/ccache NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
+    ${npm_registry:+npm_config_registry=$npm_registry} "$@"
 }
 
 step "sync the working tree to $root/flashps/src"
@@ -120,6 +128,7 @@ if [ "$cuda" = 1 ]; then
 fi
 
 step "install-deps.sh in the root (FLASHPS_WITH_CUDA=$cuda)"
+in_root bash -c "command -v update-ca-certificates >/dev/null && update-ca-certificates >/dev/null 2>&1 || true"
 in_root bash /flashps/src/scripts/install-deps.sh >"$root.install-deps.log" 2>&1 ||
   { tail -30 "$root.install-deps.log"; exit 1; }
 tail -1 "$root.install-deps.log"
@@ -131,7 +140,7 @@ if [ "$setup_only" = 1 ]; then
   exit 0
 fi
 
-if [ "$cuda" = 1 ] && ! in_root ldconfig -p | grep -q "libcudnn.so.9 "; then
+if [ "$cuda" = 1 ] && ! in_root ldconfig -p | grep "libcudnn.so.9 " >/dev/null; then  # not -q: SIGPIPE
   # Without a GPU no cuDNN function runs; libtorch_cuda.so still needs its symbols (versioned
   # libcudnn.so.9) to link and load. Each stub function aborts with a message if ever called.
   step "stub libcudnn.so.9 in /usr/local/lib (cuDNN declined; no GPU here calls it)"
@@ -173,7 +182,9 @@ fi
 
 step "ctest (log: $root.ctest.log)"
 status=0
-in_root bash -c "cd /flashps/src && ctest --test-dir /flashps/build --output-on-failure -j 1 ${ctest_args[*]}" \
+extra=""  # quoted for the root's shell (a -R regex may hold |)
+[ ${#ctest_args[@]} -gt 0 ] && extra=$(printf "%q " "${ctest_args[@]}")
+in_root bash -c "cd /flashps/src && ctest --test-dir /flashps/build --output-on-failure -j 1 $extra" \
   >"$root.ctest.log" 2>&1 || status=$?
 grep -E "tests passed|tests failed|\*\*\*Failed|\(Failed\)|Not Run|Total Test time" "$root.ctest.log" | tail -30
 step "done: ctest exit $status"

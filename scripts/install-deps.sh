@@ -25,6 +25,7 @@ packages=(
   libcli11-dev            # the flashps CLI
   libcpp-httplib-dev      # flashps serve: a maintained HTTP/1.1 server (multipart, chunked streams)
   curl                    # tests/http: a real HTTP client against flashps serve
+  sqlite3                 # tests/cli: inspects and damages the store's index like an outside tool
   libcurl4-openssl-dev    # bench http: times the server through libcurl (what curl is) beside httplib
   catch2                  # tests (Debian 12: v2, Debian 13: v3)
   libpng-dev libjpeg-dev  # image IO

@@ -80,6 +80,36 @@ def read_region(doc, margin_ratio=0.25, min_margin=32):
     return Region(doc, x0, y0, w, h, _image_from_bgra(pixels, w, h), mask)
 
 
+
+def _is_mask(node):
+    return node is not None and node.type().endswith("mask")
+
+
+def _same(a, b):
+    return a is not None and b is not None and a.uniqueId() == b.uniqueId()
+
+
+def _layer_for_new_layer(doc, active):
+    """The node a new layer goes above: the active layer. Krita 5.2 puts a global selection mask
+    (a top-level node) on top of the stack once a selection exists, and may leave no layer or
+    that mask active: a result must still land above a layer, below the mask. A layer's own
+    mask stands for its layer."""
+    root = doc.rootNode()
+    if active is not None and not _is_mask(active) and not _same(active, root):
+        return active
+    if _is_mask(active) and active.parentNode() is not None and not _same(active.parentNode(), root):
+        return active.parentNode()
+    siblings = root.childNodes() if root is not None else []
+    limit = len(siblings)
+    for index, node in enumerate(siblings):
+        if _same(node, active):
+            limit = index
+    for node in reversed(siblings[:limit]):  # the topmost layer under the mask (or of all)
+        if not _is_mask(node):
+            return node
+    return None
+
+
 def apply_result(region, png, name="FlashPS"):
     """Adds `png` as a new paint layer above the active one, holding only the selected pixels
     (partly selected ones partly transparent); returns the layer."""
@@ -99,9 +129,9 @@ def apply_result(region, png, name="FlashPS"):
     if doc.rootNode() is None:  # the wrapper outlives a closed document
         raise CanvasError("The document of this result was closed.")
     layer = doc.createNode(name, "paintlayer")
-    active = doc.activeNode()
+    active = _layer_for_new_layer(doc, doc.activeNode())
     parent = active.parentNode() if active is not None else None
-    if parent is None:  # no active layer (or it is the root): put it on top
+    if parent is None:  # no layer at all: put it on top
         parent, children = doc.rootNode(), doc.rootNode().childNodes()
         active = children[-1] if children else None
     if not parent.addChildNode(layer, active):
