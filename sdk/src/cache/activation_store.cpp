@@ -12,6 +12,7 @@
 #include "cache/store_index.h"
 #include "cache/store_state.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace flashps::cache {
 
@@ -194,7 +195,9 @@ void ActivationStore::prefetch(const engine::CaptureId& id) {
         try {
           at::Tensor entry = read_whole_entry(*state, capture_id, reader, record);
 #ifdef FLASHPS_WITH_CUDA
-          entry = entry.pin_memory();  // page-locked: host->device copies run asynchronously
+          // Page-locked, so host->device copies run asynchronously; only with a GPU present
+          // (a CUDA LibTorch on a machine without one refuses to pin).
+          if (at::hasCUDA()) entry = entry.pin_memory();
 #endif
           if (!state->host.put({capture_id, record.key}, entry)) break;
         } catch (const Error&) {
@@ -203,6 +206,9 @@ void ActivationStore::prefetch(const engine::CaptureId& id) {
       }
     } catch (const Error&) {
       // segment removed meanwhile: nothing to prefetch
+    } catch (const std::exception& error) {
+      // Prefetching only saves time: a failure (memory, pinning) must not end the process.
+      log::warning(std::string("prefetch stopped: ") + error.what());
     }
   });
 }
