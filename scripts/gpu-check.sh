@@ -13,6 +13,9 @@
 #                                             # CPU also a 16x16 grid, fp32 only)
 #   scripts/gpu-check.sh --no-build --build-dir DIR   # use a built tree (ctest runs it this way)
 #
+# The wheel's CMake files look for the CUDA toolkit it was built with (nvcc on the PATH or
+# CUDA_HOME); the rest of the dependencies come from scripts/install-deps.sh.
+#
 # On the CPU the [cuda] tests skip with a message and the FLUX.1-size row is left out (12B
 # parameters: 24 GB in bf16 and hours per step); tables go to <build>/gpu-check instead of
 # benchmarks/. ctest runs `--device cpu --quick --no-build` (gpu_check.cpu_path), so CI keeps
@@ -45,6 +48,8 @@ elif python3 -c 'import torch' >/dev/null 2>&1; then
   version=$(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')
   step "LibTorch from the PyTorch wheel: torch $version, _GLIBCXX_USE_CXX11_ABI=$abi ($prefix)"
   configure_args=(-DCMAKE_PREFIX_PATH="$prefix")
+  # On a GPU, a CPU-only wheel must fail here, not come out as a build without the CUDA paths.
+  [ "$device" != cpu ] && configure_args+=(-DFLASHPS_WITH_CUDA=ON)
   build_dir=${build_dir:-build-gpu}
 else
   step "LibTorch from the system (python3 has no torch package)"
