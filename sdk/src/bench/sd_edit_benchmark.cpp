@@ -8,6 +8,7 @@
 
 #include "bench/bench_support.h"
 #include "core/error.h"
+#include "core/image_metrics.h"
 #include "core/runtime.h"
 #include "engine/capture_router.h"
 #include "engine/planner.h"
@@ -204,6 +205,18 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
     const at::Tensor image = at::rand({1, 3, options.size, options.size}, generator) * 2 - 1;
     const double encode = fastest_of(1, [&] { vae.encode_to_latents(image); });
     report.extra["vae_fp32"] = {{"decode_seconds", decode}, {"encode_seconds", encode}, {"parameters", parameter_count(vae)}};
+    // The same VAE in bf16, side by side: time, and how far its decode is from float32's (random
+    // weights: the accuracy on photos needs a trained VAE).
+    const at::Tensor reference = vae.decode_latents(latents);
+    vae.to(at::kBFloat16);
+    vae.decode_latents(latents);  // warm-up
+    at::Tensor decoded_bf16;
+    const double decode_bf16 = fastest_of(1, [&] { decoded_bf16 = vae.decode_latents(latents); });
+    const double encode_bf16 = fastest_of(1, [&] { vae.encode_to_latents(image); });
+    const double range = (reference.max() - reference.min()).item<double>();
+    report.extra["vae_bf16"] = {{"decode_seconds", decode_bf16},
+                                {"encode_seconds", encode_bf16},
+                                {"decode_psnr_vs_fp32_db", psnr(decoded_bf16[0], reference[0], range)}};
     tick();
   }
   return report;
