@@ -189,15 +189,18 @@ void ActivationStore::prefetch(const engine::CaptureId& id) {
   prefetches_.emplace_back([state = state_, capture, capture_id, segment] {
     // `capture` pins the entries while they load, so the loads cannot evict each other.
     try {
+#ifdef FLASHPS_WITH_CUDA
+      // Page-locked, so host->device copies run asynchronously; only with a GPU present
+      // (a CUDA LibTorch on a machine without one refuses to pin).
+      const bool pin = at::hasCUDA();
+#endif
       SegmentReader reader(state->segment_path(segment));
       for (const EntryRecord& record : state->load_entries(capture_id)) {
         if (record.quarantined || state->host.contains({capture_id, record.key})) continue;
         try {
           at::Tensor entry = read_whole_entry(*state, capture_id, reader, record);
 #ifdef FLASHPS_WITH_CUDA
-          // Page-locked, so host->device copies run asynchronously; only with a GPU present
-          // (a CUDA LibTorch on a machine without one refuses to pin).
-          if (at::hasCUDA()) entry = entry.pin_memory();
+          if (pin) entry = entry.pin_memory();
 #endif
           if (!state->host.put({capture_id, record.key}, entry)) break;
         } catch (const Error&) {

@@ -25,6 +25,7 @@ bool is_stable_diffusion_folder(const std::string& dir) {
 SDInpaintPipeline::SDInpaintPipeline(SDPipelineComponents components, std::shared_ptr<engine::CaptureStore> store)
     : components_(std::move(components)), store_(std::move(store)) {
   if (!store_) store_ = std::make_shared<engine::MemoryCaptureStore>();
+  device_ = components_.unet->parameters().front().device();
   const UNetConfig& config = components_.unet->config();
   const int64_t latent_channels = components_.vae->latent_channels();
   if (config.out_channels != latent_channels)
@@ -44,8 +45,6 @@ SDInpaintPipeline::~SDInpaintPipeline() = default;
 int64_t SDInpaintPipeline::size_multiple() const {
   return components_.vae->scale_factor() * (int64_t(1) << (components_.unet->config().block_out_channels.size() - 1));
 }
-
-at::Device SDInpaintPipeline::device() const { return components_.unet->parameters().front().device(); }
 
 std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& model_dir, at::ScalarType dtype,
                                                            std::shared_ptr<engine::CaptureStore> store,

@@ -79,7 +79,7 @@ class SDInpaintPipeline final : public StepwisePipeline {
   engine::CaptureStore& store() { return *store_; }
 
   const SDPipelineComponents& components() const { return components_; }
-  at::Device device() const;
+  at::Device device() const { return device_; }
   bool is_inpainting_unet() const { return components_.unet->config().in_channels == 9; }
   // Pixels per side that processing sizes are multiples of (VAE factor x UNet downsampling).
   int64_t size_multiple() const;
@@ -96,6 +96,7 @@ class SDInpaintPipeline final : public StepwisePipeline {
 
   SDPipelineComponents components_;
   std::shared_ptr<engine::CaptureStore> store_;
+  at::Device device_ = at::Device(at::kCPU);  // the UNet's, read once (parameters() walks the tree)
 };
 
 }  // namespace flashps
