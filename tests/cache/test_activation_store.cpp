@@ -187,6 +187,32 @@ TEST_CASE("prefetch loads a capture into the host tier and reads then hit memory
   CHECK(store->stats().host_hits >= 6);
 }
 
+TEST_CASE("a capture shares an entry in place only while it is in the host tier", "[cache]") {
+  test::TempDir dir;
+  auto store = open_store(dir);
+  write_capture(*store, 1);
+  const engine::EntryKey key{1, 2, engine::Slot::hidden};
+  {
+    auto capture = store->find(capture_name(1));
+    REQUIRE(capture);
+    const int64_t misses = store->stats().host_misses;
+    if (store->stats().host_bytes == 0) {  // nothing resident yet: no in-place view, no miss counted
+      CHECK_FALSE(capture->resident_entry(key).defined());
+      CHECK(store->stats().host_misses == misses);
+    }
+  }
+  store->prefetch(capture_name(1));
+  store->wait_for_prefetches();
+  auto capture = store->find(capture_name(1));
+  const int64_t hits = store->stats().host_hits;
+  const at::Tensor whole = capture->resident_entry(key);
+  REQUIRE(whole.defined());
+  CHECK(store->stats().host_hits == hits + 1);
+  CHECK(whole.sizes() == at::IntArrayRef({64, 32}));
+  CHECK(at::equal(whole, capture->read_rows(key, at::arange(64))));
+  CHECK_FALSE(capture->resident_entry({9, 9, engine::Slot::hidden}).defined());
+}
+
 TEST_CASE("a newer schema version is refused with a clear error", "[cache]") {
   test::TempDir dir;
   open_store(dir);

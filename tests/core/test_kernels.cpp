@@ -57,6 +57,38 @@ TEST_CASE("attention over key parts equals attention over the concatenation", "[
   CHECK(max_difference(bf16, expected) < 5e-2);
 }
 
+TEST_CASE("attention skips the listed rows of a key part as if they were removed", "[kernels]") {
+  auto generator = at::detail::createCPUGenerator(3);
+  const int64_t heads = 2, width = 32;
+  at::Tensor q = at::randn({7, width}, generator);
+  std::vector<at::Tensor> keys{at::randn({5, width}, generator), at::randn({12, width}, generator)};
+  std::vector<at::Tensor> values{at::randn({5, width}, generator), at::randn({12, width}, generator)};
+  const at::Tensor skipped = at::tensor({0, 4, 5, 11}, at::kLong);
+  const at::Tensor kept = at::tensor({1, 2, 3, 6, 7, 8, 9, 10}, at::kLong);
+  const std::vector<at::Tensor> kept_keys{keys[0], keys[1].index_select(0, kept)};
+  const std::vector<at::Tensor> kept_values{values[0], values[1].index_select(0, kept)};
+  const at::Tensor expected = token_major_attention(q, kept_keys, kept_values, heads);
+  const std::vector<at::Tensor> skips{at::Tensor(), skipped};
+  CHECK(max_difference(token_major_attention(q, keys, values, heads, skips), expected) < 1e-5);
+  // Skipping changes the result (the skipped rows are real keys), so the check above can fail.
+  CHECK(max_difference(token_major_attention(q, keys, values, heads), expected) > 1e-3);
+  SECTION("bf16 inputs") {
+    std::vector<at::Tensor> k16{keys[0].to(at::kBFloat16), keys[1].to(at::kBFloat16)};
+    std::vector<at::Tensor> v16{values[0].to(at::kBFloat16), values[1].to(at::kBFloat16)};
+    CHECK(max_difference(token_major_attention(q.to(at::kBFloat16), k16, v16, heads, skips), expected) < 5e-2);
+  }
+  SECTION("the ATen path (autograd) skips the same rows") {
+    at::Tensor q_grad = q.clone().requires_grad_(true);
+    at::Tensor out = token_major_attention(q_grad, keys, values, heads, skips);
+    CHECK(out.requires_grad());
+    CHECK(max_difference(out.detach(), expected) < 1e-5);
+  }
+  SECTION("a skipped row outside its part is an error, not a stray write") {
+    const std::vector<at::Tensor> bad{at::Tensor(), at::tensor({3, 12}, at::kLong)};
+    CHECK_THROWS_WITH(token_major_attention(q, keys, values, heads, bad), Catch::Contains("outside its part"));
+  }
+}
+
 TEST_CASE("vectorised GELU and rotary kernels match ATen in fp32 and bf16", "[kernels]") {
   auto generator = at::detail::createCPUGenerator(3);
   at::Tensor x = at::randn({37, 130}, generator) * 4;

@@ -114,6 +114,38 @@ TEST_CASE("self-replay reproduces the full computation for both replay cache mod
   }
 }
 
+TEST_CASE("kv replay attends to resident cached keys in place exactly as to gathered ones", "[engine][exactness]") {
+  at::NoGradGuard no_grad;
+  FluxTransformer model = tiny_flux();
+  Inputs inputs = make_inputs(1);
+  MemoryCaptureStore store;
+  auto capture = capture_template(model, inputs, store);
+  const at::Tensor full = run_steps(model, inputs, nullptr);
+  const int cached_entries = 2 * kSteps * static_cast<int>(model->block_count());
+  struct Case {
+    TokenMask mask;
+    KvAccess access;
+    int expected_in_place;
+  };
+  // The 3x3 box is 14% of the tokens, above kMaxInPlaceMaskRatio: automatic gathers it.
+  const std::vector<Case> cases{{box_mask(2, 3, 3), KvAccess::in_place_when_resident, cached_entries},
+                                {box_mask(2, 3, 3), KvAccess::gathered, 0},
+                                {box_mask(2, 3, 3), KvAccess::automatic, 0},
+                                {box_mask(5, 1, 2), KvAccess::automatic, cached_entries}};
+  for (const Case& test_case : cases) {
+    ReplayRouter router(capture, test_case.mask, CacheMode::kv, std::vector<bool>(model->block_count(), true),
+                        all_steps(), at::kCPU, kDefaultPrefetchDepth, test_case.access);
+    at::Tensor edited = run_steps(model, inputs, [&](FluxRequest& request, int step) {
+      router.set_step(step);
+      request.router = &router;
+      request.carried_rows = router.carried_rows();
+    });
+    INFO("access " << static_cast<int>(test_case.access) << ", masked " << test_case.mask.masked_count());
+    CHECK((edited - full).abs().max().item<double>() <= 1e-4);
+    CHECK(router.stats().entries_in_place == test_case.expected_in_place);
+  }
+}
+
 TEST_CASE("hidden replay may compute any block in full instead", "[engine][exactness]") {
   at::NoGradGuard no_grad;
   FluxTransformer model = tiny_flux();

@@ -291,6 +291,8 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   edit->add_option("--repeats", options.repeats, "Timed runs per row (fastest reported)")->capture_default_str();
   edit->add_option("--double-blocks", options.model.num_layers, "Double-stream blocks")->capture_default_str();
   edit->add_option("--single-blocks", options.model.num_single_layers, "Single-stream blocks")->capture_default_str();
+  edit->add_flag("--phase-profile", options.phase_profile,
+                 "flux: run every row once more with the phase profiler and print where each step's time goes");
   edit->add_option("--json", json_path, "Write the results as JSON to this file");
   edit->add_flag("--quiet,-q", quiet, "No progress bar");
   edit->callback([&action, edit] {
@@ -320,7 +322,7 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
       }
       bench::EditBenchmarkReport report = bench::run_edit_benchmark(options);
       finish_progress_line(quiet);
-      std::cout << report.table();
+      std::cout << report.table() << report.phase_table();
       std::cout << report.extra.dump(2) << "\n";
       if (!json_path.empty()) write_json_file(json_path, report.to_json());
       return 0;

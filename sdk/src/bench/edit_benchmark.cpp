@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 
 #include "bench/bench_support.h"
 #include "core/image_metrics.h"
+#include "core/phase_profile.h"
 #include "core/runtime.h"
 #include "engine/capture_router.h"
 #include "engine/cost_model.h"
@@ -69,6 +71,22 @@ at::Tensor denoise(const FluxTransformer& model, const Workload& work, const Rou
 }
 
 at::ScalarType dtype_of(const std::string& name) { return name == "bf16" ? at::kBFloat16 : at::kFloat; }
+
+// One run under the phase profiler: milliseconds per step of each phase, the whole loop's
+// milliseconds per step, and what lies outside the model's phases (scheduler, routing set-up).
+nlohmann::json profiled_run(const std::string& mode, double ratio, int steps, const std::function<void()>& run) {
+  PhaseTotals totals;
+  const auto start = Clock::now();
+  {
+    PhaseRecording recording(&totals);
+    run();
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  nlohmann::json phases;
+  for (int p = 0; p < kPhaseCount; ++p) phases[phase_name(static_cast<Phase>(p))] = 1e3 * totals.seconds[p] / steps;
+  phases["outside the model"] = 1e3 * (seconds - totals.total()) / steps;
+  return {{"mode", mode}, {"mask_ratio", ratio}, {"ms_per_step", 1e3 * seconds / steps}, {"phases", phases}};
+}
 
 
 }  // namespace
@@ -185,9 +203,11 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
       estimator.observe_load(double(stats.bytes_loaded), stats.reads, stats.load_seconds);
     };
     const auto replay = [&](const engine::TokenMask& mask, engine::CacheMode kind, const std::vector<bool>& use_cache,
-                            const Workload& run, const std::vector<int>& run_steps, engine::ReplayStats& stats) {
+                            const Workload& run, const std::vector<int>& run_steps, engine::ReplayStats& stats,
+                            engine::KvAccess kv_access = engine::KvAccess::automatic) {
       return fastest_of(options.repeats, [&] {
-        engine::ReplayRouter router(capture, mask, kind, use_cache, run_steps, device);
+        engine::ReplayRouter router(capture, mask, kind, use_cache, run_steps, device,
+                                    engine::kDefaultPrefetchDepth, kv_access);
         denoise(model, run, [&](FluxRequest& request, int step) {
           router.set_step(step);
           request.router = &router;
@@ -219,6 +239,9 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
     full_row.predicted_seconds = full_predicted;
     report.rows.push_back(full_row);
     observe(step_flops(all_tokens, engine::CacheMode::kv, no_cache), full_seconds, {}, options.steps);
+    if (options.phase_profile)
+      report.extra["phase_profile"][dtype_name].push_back(
+          profiled_run("full", 1.0, options.steps, [&] { denoise(model, work, nullptr); }));
     tick();
 
     if (options.compare_allocator && device.is_cpu()) {  // glibc's malloc is the host's
@@ -260,6 +283,37 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
         row.blocks_from_cache = stats.blocks_from_cache;
         row.load_wait_seconds = stats.load_wait_seconds;
         report.rows.push_back(row);
+        if (kind == engine::CacheMode::kv && device.is_cpu()) {
+          // Side by side, both ways of reaching resident cached keys/values (the row above used
+          // the automatic choice, engine/replay_router.h).
+          engine::ReplayStats unused;
+          const double in_place = replay(mask, kind, use_cache, work, steps, unused, engine::KvAccess::in_place_when_resident);
+          const double gathered = replay(mask, kind, use_cache, work, steps, unused, engine::KvAccess::gathered);
+          report.extra["kv_access_seconds"][dtype_name].push_back(
+              {{"mask_ratio", ratio}, {"automatic", seconds}, {"in_place", in_place}, {"gathered", gathered}});
+        }
+        if (options.phase_profile) {
+          std::vector<engine::KvAccess> accesses{engine::KvAccess::automatic};
+          if (kind == engine::CacheMode::kv && device.is_cpu())
+            accesses = {engine::KvAccess::in_place_when_resident, engine::KvAccess::gathered};
+          for (engine::KvAccess access : accesses) {
+            const bool gathered = access == engine::KvAccess::gathered;
+            double loader_wait = 0;
+            nlohmann::json profile = profiled_run(gathered ? "kv-gath" : access == engine::KvAccess::automatic ? row.mode : "kv-inpl", ratio, options.steps, [&] {
+              engine::ReplayRouter router(capture, mask, kind, use_cache, steps, device, engine::kDefaultPrefetchDepth,
+                                          access);
+              denoise(model, work, [&](FluxRequest& request, int step) {
+                router.set_step(step);
+                request.router = &router;
+                request.carried_rows = router.carried_rows();
+              });
+              loader_wait = router.stats().load_wait_seconds;
+            });
+            profile["ideal_speedup"] = row.ideal_speedup;
+            profile["loader_wait_ms_per_step"] = 1e3 * loader_wait / options.steps;
+            report.extra["phase_profile"][dtype_name].push_back(profile);
+          }
+        }
         tick();
       }
     }
@@ -329,6 +383,51 @@ std::string EditBenchmarkReport::table() const {
                   row.ideal_speedup, 100 * row.speedup / row.ideal_speedup,
                   static_cast<long long>(row.cache_bytes), row.load_wait_seconds);
     out << line;
+  }
+  return out.str();
+}
+
+std::string EditBenchmarkReport::phase_table() const {
+  if (!extra.contains("phase_profile")) return {};
+  std::ostringstream out;
+  char cell[64];
+  for (const auto& [dtype, runs] : extra["phase_profile"].items()) {
+    out << "where a step's time goes (" << dtype << ", ms per step; ideal: the full run's phase time / the "
+        << "row's ideal speedup)\n";
+    std::snprintf(cell, sizeof(cell), "%-18s", "phase");
+    out << cell;
+    for (const auto& run : runs) {
+      std::snprintf(cell, sizeof(cell), " %8s %4.2f", run["mode"].get<std::string>().c_str(), run["mask_ratio"].get<double>());
+      out << cell;
+    }
+    out << "\n";
+    std::vector<std::string> names;
+    for (int p = 0; p < kPhaseCount; ++p) names.push_back(phase_name(static_cast<Phase>(p)));
+    names.push_back("outside the model");
+    for (const std::string& name : names) {
+      std::snprintf(cell, sizeof(cell), "%-18s", name.c_str());
+      out << cell;
+      for (const auto& run : runs) {
+        std::snprintf(cell, sizeof(cell), " %13.2f", run["phases"][name].get<double>());
+        out << cell;
+      }
+      out << "\n";
+    }
+    std::snprintf(cell, sizeof(cell), "%-18s", "step");
+    out << cell;
+    for (const auto& run : runs) {
+      std::snprintf(cell, sizeof(cell), " %13.2f", run["ms_per_step"].get<double>());
+      out << cell;
+    }
+    out << "\n";
+    std::snprintf(cell, sizeof(cell), "%-18s", "ideal step");
+    out << cell;
+    const double full_ms = runs.front()["ms_per_step"].get<double>();
+    for (const auto& run : runs) {
+      std::snprintf(cell, sizeof(cell), " %13.2f", full_ms / run.value("ideal_speedup", 1.0));
+      out << cell;
+    }
+    out << "\n";
   }
   return out.str();
 }

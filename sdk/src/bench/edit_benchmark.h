@@ -23,6 +23,9 @@ struct EditBenchmarkOptions {
   bool compare_allocator = true; // also time one full step with glibc's default malloc settings
   uint64_t seed = 0;
   std::string device = "cpu";    // "cpu", "cuda:0", ... (the model, inputs and replays live there)
+  // Also runs every row once more with the phase profiler on (core/phase_profile.h) and
+  // reports where each step's time goes, phase by phase (extra["phase_profile"]).
+  bool phase_profile = false;
   ProgressCallback progress;
 };
 
@@ -52,6 +55,7 @@ struct EditBenchmarkReport {
   nlohmann::json extra;  // allocator comparison, fidelity (SSIM), capture sizes
   nlohmann::json to_json() const;
   std::string table() const;
+  std::string phase_table() const;  // empty without a phase profile
 };
 
 EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options);

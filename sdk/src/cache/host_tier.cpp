@@ -49,6 +49,15 @@ at::Tensor HostTier::get(const HostKey& key) {
   return found->second.tensor;
 }
 
+at::Tensor HostTier::find(const HostKey& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = entries_.find(key);
+  if (found == entries_.end()) return {};
+  ++hits_;
+  order_.splice(order_.begin(), order_, found->second.position);
+  return found->second.tensor;
+}
+
 bool HostTier::contains(const HostKey& key) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return entries_.count(key) > 0;

@@ -29,6 +29,8 @@ class HostTier {
   // capacity. Returns false (and keeps nothing) if the entry cannot fit.
   bool put(const HostKey& key, const at::Tensor& tensor);
   at::Tensor get(const HostKey& key);  // undefined on a miss; marks the entry recently used
+  // As get(), but a miss is not counted: for callers that fall back to get() on a miss.
+  at::Tensor find(const HostKey& key);
   bool contains(const HostKey& key) const;
 
   void pin(int64_t capture_id);

@@ -92,6 +92,12 @@ class StoreCapture : public engine::Capture {
 
   int64_t bytes() const override { return bytes_; }
 
+  at::Tensor resident_entry(const engine::EntryKey& key) const override {
+    auto found = records_.find(key);
+    if (found == records_.end() || found->second.quarantined) return {};
+    return state_->host.find({id_, key});  // entries were verified when they entered the tier
+  }
+
   double expected_load_bytes_per_second() const override {
     // Host hits cost a row gather (memory bandwidth); misses a disk read at the rate this
     // process has observed. Mixed captures: the harmonic blend by resident fraction.

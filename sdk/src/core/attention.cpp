@@ -1,6 +1,7 @@
 #include "core/attention.h"
 
 #include "core/autograd_mode.h"
+#include "core/error.h"
 
 #include <ATen/ATen.h>
 
@@ -19,8 +20,21 @@
 namespace flashps {
 namespace {
 
-at::Tensor aten_attention(const at::Tensor& q, const std::vector<at::Tensor>& key_parts,
-                          const std::vector<at::Tensor>& value_parts, int64_t heads) {
+// The rows of `part` not listed in `skipped` (sorted or not).
+at::Tensor without_rows(const at::Tensor& part, const at::Tensor& skipped) {
+  if (!skipped.defined() || skipped.numel() == 0) return part;
+  at::Tensor keep = at::ones({part.size(0)}, at::TensorOptions().dtype(at::kBool).device(part.device()));
+  keep.index_fill_(0, skipped.to(part.device(), at::kLong), false);
+  return part.index_select(0, keep.nonzero().view({-1}));
+}
+
+at::Tensor aten_attention(const at::Tensor& q, std::vector<at::Tensor> key_parts,
+                          std::vector<at::Tensor> value_parts, int64_t heads,
+                          const std::vector<at::Tensor>& skipped_rows) {
+  for (size_t p = 0; p < skipped_rows.size() && p < key_parts.size(); ++p) {
+    key_parts[p] = without_rows(key_parts[p], skipped_rows[p]);
+    value_parts[p] = without_rows(value_parts[p], skipped_rows[p]);
+  }
   at::Tensor k = key_parts.size() == 1 ? key_parts[0] : at::cat(key_parts, 0);
   at::Tensor v = value_parts.size() == 1 ? value_parts[0] : at::cat(value_parts, 0);
   const int64_t head_dim = q.size(1) / heads;
@@ -43,7 +57,8 @@ at::Tensor aten_attention(const at::Tensor& q, const std::vector<at::Tensor>& ke
 }  // namespace
 
 at::Tensor token_major_attention(const at::Tensor& q, const std::vector<at::Tensor>& key_parts,
-                                 const std::vector<at::Tensor>& value_parts, int64_t heads) {
+                                 const std::vector<at::Tensor>& value_parts, int64_t heads,
+                                 const std::vector<at::Tensor>& skipped_rows) {
 #ifdef FLASHPS_HAVE_DNNL
   const bool cpu = q.device().is_cpu() &&
                    (q.scalar_type() == at::kFloat || q.scalar_type() == at::kBFloat16);
@@ -53,12 +68,18 @@ at::Tensor token_major_attention(const at::Tensor& q, const std::vector<at::Tens
     // bf16 inputs are widened: fp32 sgemm is fast here and keeps softmax inputs exact.
     auto as_float = [](const at::Tensor& x) { return x.to(at::kFloat).contiguous(); };
     at::Tensor qc = as_float(q);
-    std::vector<at::Tensor> keys, values;
+    std::vector<at::Tensor> keys, values, skipped;  // skipped: int64 on the CPU, or undefined
     int64_t total_keys = 0;
     for (size_t p = 0; p < key_parts.size(); ++p) {
       if (key_parts[p].size(0) == 0) continue;
       keys.push_back(as_float(key_parts[p]));
       values.push_back(as_float(value_parts[p]));
+      const bool skips = p < skipped_rows.size() && skipped_rows[p].defined() && skipped_rows[p].numel() > 0;
+      skipped.push_back(skips ? skipped_rows[p].to(at::kLong).contiguous() : at::Tensor());
+      if (skips && (skipped.back().min().item<int64_t>() < 0 ||
+                    skipped.back().max().item<int64_t>() >= key_parts[p].size(0)))
+        throw Error("attention: a skipped key row lies outside its part of " +
+                    std::to_string(key_parts[p].size(0)) + " rows");
       total_keys += key_parts[p].size(0);
     }
     const int64_t sq = qc.size(0), width = qc.size(1), head_dim = width / heads;
@@ -70,9 +91,16 @@ at::Tensor token_major_attention(const at::Tensor& q, const std::vector<at::Tens
       // Strided gemms read one head's columns in place (leading dimension = width); each key
       // part fills its own column range of the score matrix.
       int64_t offset = 0;
-      for (const at::Tensor& k : keys) {
+      for (size_t part = 0; part < keys.size(); ++part) {
+        const at::Tensor& k = keys[part];
         dnnl_sgemm('N', 'T', sq, k.size(0), head_dim, scale, qc.data_ptr<float>() + h * head_dim, width,
                    k.data_ptr<float>() + h * head_dim, width, 0.0f, s + offset, total_keys);
+        if (skipped[part].defined()) {  // stale rows get zero weight: -inf before the softmax
+          const int64_t* rows = skipped[part].data_ptr<int64_t>();
+          const int64_t count = skipped[part].numel();
+          for (int64_t i = 0; i < sq; ++i)
+            for (int64_t j = 0; j < count; ++j) s[i * total_keys + offset + rows[j]] = -INFINITY;
+        }
         offset += k.size(0);
       }
       at::Tensor probabilities = at::softmax(scores, -1);
@@ -89,7 +117,7 @@ at::Tensor token_major_attention(const at::Tensor& q, const std::vector<at::Tens
     return out.to(q.scalar_type());
   }
 #endif
-  return aten_attention(q, key_parts, value_parts, heads);
+  return aten_attention(q, key_parts, value_parts, heads, skipped_rows);
 }
 
 }  // namespace flashps

@@ -10,8 +10,12 @@
 
 namespace flashps {
 
+// skipped_rows: per key part, rows of that part no query attends to (int64; undefined: none);
+// empty: none in any part. Lets a part be a cached tensor used in place although some of its
+// rows are stale (the request computes those tokens afresh in another part).
 at::Tensor token_major_attention(const at::Tensor& q, const std::vector<at::Tensor>& key_parts,
-                                 const std::vector<at::Tensor>& value_parts, int64_t heads);
+                                 const std::vector<at::Tensor>& value_parts, int64_t heads,
+                                 const std::vector<at::Tensor>& skipped_rows = {});
 
 inline at::Tensor token_major_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                         int64_t heads) {

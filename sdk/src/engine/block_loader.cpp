@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -57,16 +58,19 @@ void wait_for_copy(const LoadedEntry& entry) {
 }  // namespace
 
 BlockLoader::BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order,
-                         at::Tensor rows, at::Device device, int depth)
-    : BlockLoader(std::move(capture), order, std::vector<at::Tensor>(order.size(), rows), device, depth) {}
+                         at::Tensor rows, at::Device device, int depth, std::vector<Slot> shared_slots)
+    : BlockLoader(std::move(capture), order, std::vector<at::Tensor>(order.size(), rows), device, depth,
+                  std::move(shared_slots)) {}
 
 BlockLoader::BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order,
-                         std::vector<at::Tensor> rows_per_entry, at::Device device, int depth)
+                         std::vector<at::Tensor> rows_per_entry, at::Device device, int depth,
+                         std::vector<Slot> shared_slots)
     : capture_(std::move(capture)),
       order_(std::move(order)),
       rows_(std::move(rows_per_entry)),
       device_(device),
-      depth_(depth < 1 ? 1 : static_cast<size_t>(depth)) {
+      depth_(depth < 1 ? 1 : static_cast<size_t>(depth)),
+      shared_slots_(std::move(shared_slots)) {
   if (rows_.size() != order_.size()) throw Error("cache loader: one row set per planned entry expected");
   if (!order_.empty()) thread_ = std::thread([this] { run(); });
 }
@@ -90,26 +94,39 @@ void BlockLoader::run() {
     }
     LoadedEntry entry;
     entry.key = order_[i];
-    try {
-      // On the CPU the loader shares cores with the compute threads: its own CPU time is what a
-      // load costs (wall time would count the time it waited for a core). Elsewhere the copy is
-      // the device's, and wall time is what there is.
-      const bool on_cpu = device_.is_cpu();
-      const auto start = std::chrono::steady_clock::now();
-      const double cpu_start = on_cpu ? thread_cpu_seconds() : 0.0;
-      at::Tensor rows = capture_->read_rows(entry.key, rows_[i]);
-      entry.rows = to_device(rows, device_, entry.ready);
-      entry.bytes = rows.numel() * rows.element_size();
-      entry.load_seconds = on_cpu ? thread_cpu_seconds() - cpu_start
-                                  : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    } catch (const std::exception& error) {
-      entry.error = error.what();
-    }
+    load(i, entry);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ready_.push_back(std::move(entry));
     }
     changed_.notify_all();
+  }
+}
+
+void BlockLoader::load(size_t index, LoadedEntry& entry) const {
+  try {
+    const bool on_cpu = device_.is_cpu();
+    if (on_cpu && std::find(shared_slots_.begin(), shared_slots_.end(), entry.key.slot) != shared_slots_.end()) {
+      at::Tensor whole = capture_->resident_entry(entry.key);
+      if (whole.defined()) {
+        entry.rows = whole;
+        entry.whole_entry = true;
+        entry.bytes = whole.numel() * whole.element_size();  // read in place by the compute
+        return;
+      }
+    }
+    // On the CPU the loader shares cores with the compute threads: its own CPU time is what a
+    // load costs (wall time would count the time it waited for a core). Elsewhere the copy is
+    // the device's, and wall time is what there is.
+    const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = on_cpu ? thread_cpu_seconds() : 0.0;
+    at::Tensor rows = capture_->read_rows(entry.key, rows_[index]);
+    entry.rows = to_device(rows, device_, entry.ready);
+    entry.bytes = rows.numel() * rows.element_size();
+    entry.load_seconds = on_cpu ? thread_cpu_seconds() - cpu_start
+                                : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } catch (const std::exception& error) {
+    entry.error = error.what();
   }
 }
 

@@ -23,6 +23,7 @@ struct LoadedEntry {
   at::Tensor rows;    // undefined if the load failed
   std::string error;  // why it failed (damaged or missing entry)
   int64_t bytes = 0;
+  bool whole_entry = false;  // `rows` is the whole resident entry, shared in place, not gathered
   double load_seconds = 0;  // the loader's time reading it (and issuing its copy)
   std::shared_ptr<void> ready;  // CUDA: the copy's completion event (compute waits on it)
 };
@@ -30,12 +31,15 @@ struct LoadedEntry {
 class BlockLoader {
  public:
   // Loads `order` one by one (rows `rows` of each entry) onto `device`, at most `depth` ahead.
+  // Entries whose slot is in `shared_slots` and that are resident in host memory are handed over
+  // whole and in place (LoadedEntry::whole_entry) instead of as a gathered copy (CPU only).
   BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order, at::Tensor rows,
-              at::Device device, int depth);
+              at::Device device, int depth, std::vector<Slot> shared_slots = {});
   // The same with each entry's own rows (`rows_per_entry[i]` of `order[i]`): models whose blocks
   // run at different token resolutions (UNets).
   BlockLoader(std::shared_ptr<const Capture> capture, std::vector<EntryKey> order,
-              std::vector<at::Tensor> rows_per_entry, at::Device device, int depth);
+              std::vector<at::Tensor> rows_per_entry, at::Device device, int depth,
+              std::vector<Slot> shared_slots = {});
   ~BlockLoader();  // stops the thread
   BlockLoader(const BlockLoader&) = delete;
   BlockLoader& operator=(const BlockLoader&) = delete;
@@ -46,6 +50,7 @@ class BlockLoader {
 
  private:
   void run();
+  void load(size_t index, LoadedEntry& entry) const;
 
   std::shared_ptr<const Capture> capture_;
   std::vector<EntryKey> order_;
@@ -55,6 +60,7 @@ class BlockLoader {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<LoadedEntry> ready_;
+  std::vector<Slot> shared_slots_;
   size_t consumed_ = 0;
   bool stopping_ = false;
   double wait_seconds_ = 0;

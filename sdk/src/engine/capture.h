@@ -53,6 +53,13 @@ class Capture {
   // entry is missing or damaged (the engine then computes that block instead).
   virtual at::Tensor read_rows(const EntryKey& key, const at::Tensor& rows) const = 0;
   virtual int64_t bytes() const = 0;
+  // The whole entry [rows, width] when it is already in host memory, shared, not copied (the
+  // caller must not write to it); undefined otherwise. Lets a CPU replay attend to cached keys
+  // and values in place instead of gathering their rows first.
+  virtual at::Tensor resident_entry(const EntryKey& key) const {
+    (void)key;
+    return {};
+  }
   // Expected read bandwidth for this capture's entries given the tier they are in (host memory
   // or disk), for the planner's load-time estimates; 0 = unknown (the engine's default).
   virtual double expected_load_bytes_per_second() const { return 0.0; }

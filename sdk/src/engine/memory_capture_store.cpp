@@ -31,6 +31,10 @@ class MemoryCapture : public Capture {
                   ", block " + std::to_string(key.block) + ", slot " + slot_name(key.slot));
     return gather_rows_single_thread(found->second, rows);
   }
+  at::Tensor resident_entry(const EntryKey& key) const override {
+    auto found = entries_.find(key);
+    return found == entries_.end() ? at::Tensor() : found->second;
+  }
   int64_t bytes() const override { return bytes_; }
 
  private:

@@ -10,12 +10,13 @@ namespace flashps::engine {
 
 ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheMode mode,
                            std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
-                           int prefetch_depth)
+                           int prefetch_depth, KvAccess kv_access)
     : mask_(std::move(mask)), mode_(replay_mode(mode, "replay router")), use_cache_(std::move(use_cache)), device_(device) {
   if (mode_ == CacheMode::kv) use_cache_.assign(use_cache_.size(), true);  // kv cannot skip blocks
   masked_rows_device_ = mask_.masked_rows.to(device_);
   unmasked_rows_device_ = mask_.unmasked_rows.to(device_);
-  start_loading(std::move(capture), steps, std::vector<TokenMask>(use_cache_.size(), mask_), prefetch_depth);
+  start_loading(std::move(capture), steps, std::vector<TokenMask>(use_cache_.size(), mask_), prefetch_depth,
+                kv_access);
 }
 
 ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, std::vector<TokenMask> block_masks,
@@ -24,11 +25,12 @@ ReplayRouter::ReplayRouter(std::shared_ptr<const Capture> capture, std::vector<T
     : mode_(CacheMode::hidden), use_cache_(std::move(use_cache)), device_(device) {
   if (block_masks.size() != use_cache_.size())
     throw Error("replay: one token mask per block expected");
-  start_loading(std::move(capture), steps, block_masks, prefetch_depth);
+  start_loading(std::move(capture), steps, block_masks, prefetch_depth, KvAccess::gathered);
 }
 
 void ReplayRouter::start_loading(std::shared_ptr<const Capture> capture, const std::vector<int>& steps,
-                                 const std::vector<TokenMask>& block_masks, int prefetch_depth) {
+                                 const std::vector<TokenMask>& block_masks, int prefetch_depth,
+                                 KvAccess kv_access) {
   for (const TokenMask& mask : block_masks) {
     // Blocks sharing a mask share its device copies.
     const bool same = !block_masked_rows_.empty() && mask.masked_rows.is_same(block_masks[block_masked_rows_.size() - 1].masked_rows);
@@ -55,8 +57,13 @@ void ReplayRouter::start_loading(std::shared_ptr<const Capture> capture, const s
       rows.push_back(mask_.unmasked_rows);
     }
   }
+  std::vector<Slot> shared_slots;
+  const double ratio = double(mask_.masked_count()) / double(std::max<int64_t>(1, mask_.token_count()));
+  const bool in_place = kv_access == KvAccess::in_place_when_resident ||
+                        (kv_access == KvAccess::automatic && ratio <= kMaxInPlaceMaskRatio);
+  if (mode_ == CacheMode::kv && in_place) shared_slots = {Slot::keys, Slot::values};
   loader_ = std::make_unique<BlockLoader>(std::move(capture), std::move(order), std::move(rows), device_,
-                                          prefetch_depth);
+                                          prefetch_depth, std::move(shared_slots));
 }
 
 LoaderModel loader_model(CacheMode mode, int prefetch_depth) {
@@ -78,6 +85,7 @@ LoadedEntry ReplayRouter::take(const EntryKey& key) {
     stats_.bytes_loaded += entry.bytes;
     stats_.load_seconds += entry.load_seconds;
     ++stats_.reads;
+    if (entry.whole_entry) ++stats_.entries_in_place;
   } else {
     ++stats_.entries_failed;
     if (stats_.first_error.empty()) stats_.first_error = entry.error;
@@ -101,6 +109,19 @@ BlockTokens ReplayRouter::before_block(int block) {
     }
     tokens.extra_keys = keys.rows;
     tokens.extra_values = values.rows;
+    const int64_t tokens_count = mask_.token_count();
+    if ((keys.whole_entry && keys.rows.size(0) != tokens_count) ||
+        (values.whole_entry && values.rows.size(0) != tokens_count)) {
+      unavailable_ = true;
+      throw ReplayUnavailable("cached keys/values have " + std::to_string(keys.rows.size(0)) + " rows, the edit has " +
+                              std::to_string(tokens_count) + " tokens");
+    }
+    if (keys.whole_entry && values.whole_entry) {
+      tokens.extra_skipped_rows = masked_rows_device_;  // computed afresh by the request
+    } else if (keys.whole_entry || values.whole_entry) {  // one was evicted meanwhile: gather both
+      if (keys.whole_entry) tokens.extra_keys = keys.rows.index_select(0, unmasked_rows_device_);
+      if (values.whole_entry) tokens.extra_values = values.rows.index_select(0, unmasked_rows_device_);
+    }
   } else {
     LoadedEntry hidden = take({step_, block, Slot::hidden});
     if (!hidden.error.empty()) {  // damaged entry: this block computes every token instead

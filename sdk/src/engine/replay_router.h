@@ -26,6 +26,7 @@ struct ReplayStats {
   double load_wait_seconds = 0;  // compute time lost waiting for loads (pipeline bubbles)
   double load_seconds = 0;       // the loader's own time for the entries read (overlaps compute)
   int reads = 0;                 // entries read
+  int entries_in_place = 0;      // of which resident entries attended in place, not gathered
   std::string first_error;
 };
 
@@ -41,12 +42,22 @@ constexpr int kDefaultPrefetchDepth = 2;
 // The planner's model of that loader: kv reads two entries (keys, values) per cached block.
 LoaderModel loader_model(CacheMode mode, int prefetch_depth = kDefaultPrefetchDepth);
 
+// How a CPU kv replay reaches cached keys/values that are resident in host memory: attention
+// reads the whole entry in place and skips the carried rows (no copy, but the skipped rows'
+// scores are still computed: wasted work ~ queries x carried rows, so it pays for small masks
+// only), or the loader gathers the rows not carried into a new tensor first (the only way for a
+// GPU or a disk read). `automatic`: in place up to kMaxInPlaceMaskRatio, gathered above.
+enum class KvAccess { automatic, in_place_when_resident, gathered };
+// Measured with `flashps bench edit --phase-profile` (benchmarks/README.md): in place saves the
+// gather at m = 0.05 and loses more in attention than it saves at m = 0.2.
+constexpr double kMaxInPlaceMaskRatio = 0.1;
+
 class ReplayRouter : public TokenRouter {
  public:
   // steps: the absolute step indices this run will execute, in order. use_cache: per block.
   ReplayRouter(std::shared_ptr<const Capture> capture, TokenMask mask, CacheMode mode,
                std::vector<bool> use_cache, std::vector<int> steps, at::Device device,
-               int prefetch_depth = kDefaultPrefetchDepth);
+               int prefetch_depth = kDefaultPrefetchDepth, KvAccess kv_access = KvAccess::automatic);
   // Hidden replay with one token mask per block, for models whose blocks see different token
   // grids (a UNet's resolutions; each mask covers every image row the block carries).
   ReplayRouter(std::shared_ptr<const Capture> capture, std::vector<TokenMask> block_masks,
@@ -69,7 +80,7 @@ class ReplayRouter : public TokenRouter {
  private:
   LoadedEntry take(const EntryKey& key);
   void start_loading(std::shared_ptr<const Capture> capture, const std::vector<int>& steps,
-                     const std::vector<TokenMask>& block_masks, int prefetch_depth);
+                     const std::vector<TokenMask>& block_masks, int prefetch_depth, KvAccess kv_access);
 
   TokenMask mask_;  // kv replay: the one mask of every block and the output
   CacheMode mode_;

@@ -19,6 +19,10 @@ struct BlockTokens {
   // Keys and values of image tokens the request does not carry ([n, heads*head_dim], RoPE
   // already applied): appended to the request's keys and values in attention (`kv` replay).
   at::Tensor extra_keys, extra_values;
+  // Rows of extra_keys/extra_values the request carries and computes afresh, so attention must
+  // skip them (int64, sorted); undefined: attend to every extra row. Set when the cache hands
+  // over a whole resident entry in place of a gathered copy of the rows not carried.
+  at::Tensor extra_skipped_rows;
   // Carried rows whose block output is replaced by cached values after the block (`hidden`
   // replay): row indices [n] and values [n, dim].
   at::Tensor replaced_rows, replaced_values;

@@ -81,7 +81,7 @@ std::pair<at::Tensor, at::Tensor> packed_joint_attention(
   for (size_t r = 0; r < batch.requests.size(); ++r) {
     const RequestSlice& slice = batch.requests[r];
     const int64_t queries = plan.query_count[r];
-    std::vector<at::Tensor> q_parts, k_parts, v_parts;
+    std::vector<at::Tensor> q_parts, k_parts, v_parts, skipped;
     if (slice.text_count) {
       q_parts.push_back(q_text.narrow(0, slice.text_begin, slice.text_count));
       k_parts.push_back(k_text.narrow(0, slice.text_begin, slice.text_count));
@@ -95,10 +95,14 @@ std::pair<at::Tensor, at::Tensor> packed_joint_attention(
     if (r < tokens.size() && tokens[r].extra_keys.defined() && tokens[r].extra_keys.size(0)) {
       k_parts.push_back(tokens[r].extra_keys.to(k_image.scalar_type()));
       v_parts.push_back(tokens[r].extra_values.to(v_image.scalar_type()));
+      if (tokens[r].extra_skipped_rows.defined()) {
+        skipped.resize(k_parts.size());
+        skipped.back() = tokens[r].extra_skipped_rows;
+      }
     }
     if (q_parts.empty()) continue;
     at::Tensor joined_queries = q_parts.size() == 1 ? q_parts[0] : at::cat(q_parts, 0);
-    at::Tensor out = token_major_attention(joined_queries, k_parts, v_parts, heads);
+    at::Tensor out = token_major_attention(joined_queries, k_parts, v_parts, heads, skipped);
     if (slice.text_count)
       text_out.narrow(0, slice.text_begin, slice.text_count).copy_(out.narrow(0, 0, slice.text_count));
     if (queries)

@@ -1,5 +1,6 @@
 #include <ATen/ATen.h>
 
+#include "core/phase_profile.h"
 #include "models/flux/flux_blocks.h"
 
 namespace flashps {
@@ -36,11 +37,14 @@ void FluxDoubleBlockImpl::forward(int block_index, const FluxBlockContext& conte
                                   at::Tensor& text, at::Tensor& image) const {
   const PackedBatch& batch = *context.batch;
   const int64_t heads = attn->heads;
+  PhaseTimer phase(Phase::cache_wait);
   std::vector<engine::BlockTokens> tokens(batch.requests.size());
   for (size_t r = 0; r < tokens.size(); ++r)
     if (context.routers[r]) tokens[r] = context.routers[r]->before_block(block_index);
+  phase.switch_to(Phase::row_plan);
   const BlockQueryPlan plan = plan_block_queries(batch, tokens);
 
+  phase.switch_to(Phase::modulation);
   at::Tensor conditioning = at::silu(context.temb);
   auto image_mod = norm1_linear->forward(conditioning).chunk(6, 1);
   auto text_mod = norm1_context_linear->forward(conditioning).chunk(6, 1);
@@ -53,6 +57,7 @@ void FluxDoubleBlockImpl::forward(int block_index, const FluxBlockContext& conte
                                     batch.text_rows_of(text_mod[1]), batch.text_rows_of(text_mod[0]));
 
   // Keys and values cover every carried row; queries only the rows this block computes.
+  phase.switch_to(Phase::projections);
   at::Tensor q_projected, k_projected, v_image;
   if (plan.all_rows) {
     auto qkv = attn->image_qkv.forward(image_normed);
@@ -62,21 +67,25 @@ void FluxDoubleBlockImpl::forward(int block_index, const FluxBlockContext& conte
     k_projected = kv[0], v_image = kv[1];
     q_projected = attn->to_q->forward(image_normed.index_select(0, plan.image_query_rows));
   }
+  auto text_qkv = attn->text_qkv.forward(text_normed);
+  phase.switch_to(Phase::qk_norm_rope);
   at::Tensor k_image = apply_rotary(per_head_rms_norm(attn->norm_k, k_projected, heads), context.image_rope, heads);
   RotaryTables query_rope =
       plan.all_rows ? context.image_rope : select_rows(context.image_rope, plan.image_query_rows);
   at::Tensor q_image = apply_rotary(per_head_rms_norm(attn->norm_q, q_projected, heads), query_rope, heads);
-  auto text_qkv = attn->text_qkv.forward(text_normed);
   at::Tensor q_text = apply_rotary(per_head_rms_norm(attn->norm_added_q, text_qkv[0], heads), context.text_rope, heads);
   at::Tensor k_text = apply_rotary(per_head_rms_norm(attn->norm_added_k, text_qkv[1], heads), context.text_rope, heads);
   at::Tensor v_text = text_qkv[2];
 
+  phase.switch_to(Phase::cache_io);
   record_image_keys_values(batch, context.routers, block_index, k_image, v_image, 0);
 
+  phase.switch_to(Phase::attention);
   auto [text_attention, image_attention] = packed_joint_attention(
       batch, plan, tokens, q_text, k_text, v_text, q_image, k_image, v_image, heads);
 
   // Image stream: residual updates for the computed rows only.
+  phase.switch_to(Phase::output_mlp);
   auto query_rows_of = [&](const at::Tensor& per_request) {
     return plan.all_rows ? batch.image_rows_of(per_request)
                          : batch.rows_of(per_request, plan.image_query_request);
@@ -97,6 +106,7 @@ void FluxDoubleBlockImpl::forward(int block_index, const FluxBlockContext& conte
                                        batch.text_rows_of(text_mod[3]));
   text = text + batch.text_rows_of(text_mod[5]) * ff_context->forward(text_mlp_input);
 
+  phase.switch_to(Phase::cache_io);
   finish_block_image_rows(batch, tokens, context.routers, block_index, image);
 }
 

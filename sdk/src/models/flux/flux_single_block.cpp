@@ -1,6 +1,7 @@
 #include <ATen/ATen.h>
 
 #include "core/linear.h"
+#include "core/phase_profile.h"
 #include "models/flux/flux_blocks.h"
 
 namespace flashps {
@@ -31,11 +32,14 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
   const PackedBatch& batch = *context.batch;
   const int64_t heads = attn->heads;
   const int64_t text_rows = batch.text_rows;
+  PhaseTimer phase(Phase::cache_wait);
   std::vector<engine::BlockTokens> tokens(batch.requests.size());
   for (size_t r = 0; r < tokens.size(); ++r)
     if (context.routers[r]) tokens[r] = context.routers[r]->before_block(block_index);
+  phase.switch_to(Phase::row_plan);
   const BlockQueryPlan plan = plan_block_queries(batch, tokens);
 
+  phase.switch_to(Phase::modulation);
   auto mod = norm_linear->forward(at::silu(context.temb)).chunk(3, 1);  // shift, scale, gate
   const at::Tensor& stream_request = context.stream_row_request;
   auto stream_rows_of = [&](const at::Tensor& per_request) {
@@ -48,26 +52,34 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
   // Computed rows: every text row, then the image query rows (offset past the text rows).
   at::Tensor query_index, query_request;
   at::Tensor q_projected, k_projected, values, mlp_projected;
+  phase.switch_to(Phase::projections);
   if (plan.all_rows) {
     auto projected = qkv_mlp.forward(normed);
     q_projected = projected[0], k_projected = projected[1], values = projected[2], mlp_projected = projected[3];
   } else {
+    phase.switch_to(Phase::row_plan);
     query_index = at::cat({at::arange(text_rows, plan.image_query_rows.options()),
                            plan.image_query_rows + text_rows});
     query_request = at::cat({batch.text_row_request, plan.image_query_request});
+    phase.switch_to(Phase::projections);
     auto key_value = kv.forward(normed);
     k_projected = key_value[0], values = key_value[1];
     auto query_mlp = q_mlp.forward(normed.index_select(0, query_index));
     q_projected = query_mlp[0], mlp_projected = query_mlp[1];
   }
+  phase.switch_to(Phase::qk_norm_rope);
   at::Tensor keys = apply_rotary(per_head_rms_norm(attn->norm_k, k_projected, heads), rope, heads);
   RotaryTables query_rope = plan.all_rows ? rope
                                           : RotaryTables{rope.cos.index_select(0, query_index),
                                                          rope.sin.index_select(0, query_index)};
   at::Tensor queries = apply_rotary(per_head_rms_norm(attn->norm_q, q_projected, heads), query_rope, heads);
+  phase.switch_to(Phase::output_mlp);
   at::Tensor mlp = gelu_tanh(mlp_projected);
 
+  phase.switch_to(Phase::cache_io);
   record_image_keys_values(batch, context.routers, block_index, keys, values, text_rows);
+
+  phase.switch_to(Phase::attention);
 
   const int64_t image_rows = batch.image_rows;
   const int64_t query_image_rows = queries.size(0) - text_rows;
@@ -77,6 +89,7 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
       keys.narrow(0, text_rows, image_rows), values.narrow(0, text_rows, image_rows), heads);
 
   // proj_out over [attention, mlp]: two gemms on the weight's column halves, no concatenation.
+  phase.switch_to(Phase::output_mlp);
   const int64_t dim = text_attention.size(1);
   at::Tensor attention = at::cat({text_attention, image_attention});
   at::Tensor block_out;
@@ -94,6 +107,7 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
     stream.index_copy_(0, query_index, updated);
   }
 
+  phase.switch_to(Phase::cache_io);
   at::Tensor image = stream.narrow(0, text_rows, image_rows);
   finish_block_image_rows(batch, tokens, context.routers, block_index, image);
 }

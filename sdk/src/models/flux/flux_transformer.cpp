@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "core/error.h"
 #include "core/linear.h"
+#include "core/phase_profile.h"
 #include "core/row_packing.h"
 #include "core/thread_clock.h"
 
@@ -75,6 +77,7 @@ const at::Tensor& ConditioningEmbeddingCache::get(const FluxTransformerImpl& mod
 
 std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxRequest>& requests) const {
   if (requests.empty()) return {};
+  std::optional<PhaseTimer> phase(std::in_place, Phase::embed_and_out);
   const auto packing_start = std::chrono::steady_clock::now();
   const double packing_cpu_start = thread_cpu_seconds();
   // Activations are float32 whatever the weights' dtype: bfloat16 weights run their matrix
@@ -200,10 +203,14 @@ std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxReque
   }
   at::Tensor text = context_embedder->forward(text_input);
   int block_index = 0;
+  phase.reset();  // the blocks time their own phases
   for (const auto& block : double_blocks) block->forward(block_index++, context, text, image);
+  phase.emplace(Phase::output_mlp);
   context.stream_row_request = at::cat({batch.text_row_request, batch.image_row_request});
   at::Tensor stream = at::cat({text, image});
+  phase.reset();
   for (const auto& block : single_blocks) block->forward(block_index++, context, stream);
+  phase.emplace(Phase::embed_and_out);
   image = stream.narrow(0, batch.text_rows, batch.image_rows);
 
   auto scale_shift = norm_out_linear->forward(at::silu(context.temb)).chunk(2, 1);  // scale first
