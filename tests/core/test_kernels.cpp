@@ -37,6 +37,36 @@ TEST_CASE("linear matches ATen and never writes into its parameters", "[kernels]
   CHECK(max_difference(out, at::linear(at::cat({x, second}, 1), wide, bias)) < 1e-4);
 }
 
+TEST_CASE("bf16-weight linear (oneDNN matmul) matches ATen on bf16-rounded inputs", "[kernels]") {
+  // The product rounds x to bf16 and accumulates in float32: the reference does the same in
+  // float64 from the rounded values, so only summation order differs.
+  auto generator = at::detail::createCPUGenerator(4);
+  at::Tensor wide = at::randn({48, 80}, generator).to(at::kBFloat16), bias = at::randn({48}, generator);
+  auto reference = [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+    at::Tensor product = at::matmul(x.to(at::kBFloat16).to(at::kDouble), w.to(at::kDouble).t());
+    return b.defined() ? product + b.to(at::kDouble) : product;
+  };
+  for (int64_t rows : {1, 7, 130}) {
+    at::Tensor x = at::randn({rows, 32}, generator);
+    const at::Tensor w = wide.narrow(1, 0, 32);  // a column slice, read in place
+    at::Tensor with_bias = linear(x, w, bias);
+    CHECK(with_bias.scalar_type() == at::kFloat);
+    CHECK(max_difference(with_bias, reference(x, w, bias)) < 1e-3);
+    CHECK(max_difference(linear(x, w.contiguous(), at::Tensor()), reference(x, w, at::Tensor())) < 1e-3);
+    at::Tensor batched = linear(x.view({1, rows, 32}), w, bias);  // leading dimensions kept
+    CHECK(batched.sizes() == at::IntArrayRef({1, rows, 48}));
+    // Accumulating into a row-strided view of a wider output leaves its other columns alone.
+    at::Tensor wider = at::randn({rows, 60}, generator);
+    const at::Tensor before = wider.clone();
+    at::Tensor view = wider.narrow(1, 4, 48);
+    at::Tensor second = at::randn({rows, 48}, generator);
+    linear_accumulate(view, second, wide.narrow(1, 32, 48));
+    CHECK(max_difference(view, before.narrow(1, 4, 48) + reference(second, wide.narrow(1, 32, 48), at::Tensor())) < 1e-3);
+    CHECK(at::equal(wider.narrow(1, 0, 4), before.narrow(1, 0, 4)));
+    CHECK(at::equal(wider.narrow(1, 52, 8), before.narrow(1, 52, 8)));
+  }
+}
+
 TEST_CASE("attention over key parts equals attention over the concatenation", "[kernels]") {
   auto generator = at::detail::createCPUGenerator(2);
   const int64_t heads = 2, width = 32;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "bench/bench_support.h"
+#include "core/dnnl_matmul.h"
 #include "core/image_metrics.h"
 #include "core/phase_profile.h"
 #include "core/runtime.h"
@@ -259,6 +260,11 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
       const double tuned_malloc = forward_seconds();
       report.extra["forward_seconds"][dtype_name] = {{"glibc_default_malloc", default_malloc},
                                                      {"malloc_keep_freed_memory", tuned_malloc}};
+      if (dtype_name == "bf16") {  // the bf16 products through LibTorch instead (core/dnnl_matmul.h)
+        set_dnnl_bf16_linear_enabled(false);
+        report.extra["forward_seconds"][dtype_name]["libtorch_bf16_matmul"] = forward_seconds();
+        set_dnnl_bf16_linear_enabled(true);
+      }
     }
 
     for (double ratio : options.mask_ratios) {
@@ -291,6 +297,13 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
           const double gathered = replay(mask, kind, use_cache, work, steps, unused, engine::KvAccess::gathered);
           report.extra["kv_access_seconds"][dtype_name].push_back(
               {{"mask_ratio", ratio}, {"automatic", seconds}, {"in_place", in_place}, {"gathered", gathered}});
+          if (dtype_name == "bf16") {  // and with LibTorch's bf16 products (core/dnnl_matmul.h)
+            set_dnnl_bf16_linear_enabled(false);
+            const double libtorch = replay(mask, kind, use_cache, work, steps, unused);
+            set_dnnl_bf16_linear_enabled(true);
+            report.extra["bf16_linear_seconds"].push_back(
+                {{"mode", "kv"}, {"mask_ratio", ratio}, {"onednn_matmul", seconds}, {"libtorch_matmul", libtorch}});
+          }
         }
         if (options.phase_profile) {
           std::vector<engine::KvAccess> accesses{engine::KvAccess::automatic};

@@ -1,6 +1,7 @@
 #include "core/linear.h"
 
 #include "core/autograd_mode.h"
+#include "core/dnnl_matmul.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -50,6 +51,16 @@ void multiply_weight(const at::Tensor& rows, const at::Tensor& weight, float bet
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (x.scalar_type() == at::kFloat && weight.scalar_type() == at::kBFloat16) {
+    if (!needs_autograd(x, weight, bias)) {
+      const int64_t out_features = weight.size(0);
+      at::Tensor rows = x.reshape({-1, weight.size(1)});
+      at::Tensor result = at::empty({rows.size(0), out_features}, x.options());
+      if (dnnl_bf16_linear(rows, weight, bias, result, /*accumulate=*/false)) {
+        auto shape = x.sizes().vec();
+        shape.back() = out_features;
+        return result.view(shape);
+      }
+    }
     // No bias in the bf16 product: LibTorch's addmm path is much slower than plain matmul.
     at::Tensor product = at::matmul(x.to(at::kBFloat16), weight.t()).to(at::kFloat);
     if (bias.defined()) product.add_(bias.to(at::kFloat));
@@ -80,6 +91,9 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 
 void linear_accumulate(at::Tensor& out, const at::Tensor& x, const at::Tensor& weight_columns) {
   if (x.scalar_type() == at::kFloat && weight_columns.scalar_type() == at::kBFloat16) {
+    if (!needs_autograd(out, x, weight_columns) && x.dim() == 2 &&
+        dnnl_bf16_linear(x, weight_columns, at::Tensor(), out, /*accumulate=*/true))
+      return;
     out.add_(at::matmul(x.to(at::kBFloat16), weight_columns.t()).to(at::kFloat));
     return;
   }
