@@ -95,6 +95,24 @@ double max_abs_difference(const at::Tensor& a, const at::Tensor& b) {
 
 }  // namespace
 
+TEST_CASE("AutoencoderKL decodes large latents in tiles, small ones whole", "[vae][tiling]") {
+  TemporaryDirectory scratch;
+  auto model = flashps::load_autoencoder_kl(write_tiny_vae_folder(scratch).string());
+  REQUIRE(model->decode_tiling());
+  CHECK(model->decode_tiling()->tile_above == 128);  // 1024 image pixels at 8x
+  at::manual_seed(3);
+  const at::Tensor latents = at::randn({1, 4, 40, 36});
+  const at::Tensor below_threshold = model->decode_latents(latents);
+  model->set_decode_tiling(std::nullopt);
+  const at::Tensor whole = model->decode_latents(latents);
+  CHECK(at::equal(below_threshold, whole));
+  model->set_decode_tiling(flashps::DecodeTiling{16, 6, 0});
+  const at::Tensor tiled = model->decode_latents(latents);
+  REQUIRE(tiled.sizes() == whole.sizes());
+  CHECK(tiled.isfinite().all().item<bool>());
+  CHECK_FALSE(at::equal(tiled, whole));  // tiles did run: their GroupNorm sees only the tile
+}
+
 TEST_CASE("AutoencoderKL matches diffusers on vae_sd_tiny", "[vae]") {
   FLASHPS_REQUIRE_FIXTURE(dir, "vae_sd_tiny");
   const auto set = flashps::dev::load_fixture_set(dir.string());

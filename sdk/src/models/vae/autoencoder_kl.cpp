@@ -89,7 +89,9 @@ at::Tensor AutoencoderKL::decode_latents(const at::Tensor& latents) const {
   c10::InferenceMode inference;
   at::Tensor raw = latents.to(at::kFloat).div(config_.scaling_factor);
   if (config_.shift_factor != 0.0) raw.add_(config_.shift_factor);
-  return decode(raw).to(at::kFloat);
+  if (!tiling_) return decode(raw).to(at::kFloat);
+  return decode_tiled([this](const at::Tensor& tile) { return decode(tile).to(at::kFloat); }, raw,
+                      config_.downscale_factor(), *tiling_);
 }
 
 namespace {

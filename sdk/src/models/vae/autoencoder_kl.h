@@ -7,10 +7,12 @@
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "models/vae/autoencoder_kl_config.h"
 #include "models/vae/image_autoencoder.h"
+#include "models/vae/tiled_decode.h"
 
 namespace flashps {
 
@@ -42,9 +44,15 @@ class AutoencoderKL : public torch::nn::Module, public ImageAutoencoder {
   at::Tensor decode(const at::Tensor& latent) const;
 
   // Pipeline helpers, float32 in and out: latents = (mean - shift_factor) * scaling_factor, and
-  // the inverse on the way back (decode(latents / scaling_factor + shift_factor)).
+  // the inverse on the way back (decode(latents / scaling_factor + shift_factor)). Latents
+  // larger than the decode tiling's threshold are decoded tile by tile (models/vae/tiled_decode.h).
   at::Tensor encode_to_latents(const at::Tensor& image) const override;
   at::Tensor decode_latents(const at::Tensor& latents) const override;
+
+  // Tiled decoding in decode_latents: on by default above 128 latent pixels (1024 image pixels
+  // at 8x), where a whole-image decode needs several GB; null turns it off. Set before use.
+  void set_decode_tiling(std::optional<DecodeTiling> tiling) { tiling_ = tiling; }
+  const std::optional<DecodeTiling>& decode_tiling() const { return tiling_; }
 
   int64_t latent_channels() const override { return config_.latent_channels; }
   int64_t scale_factor() const override { return config_.downscale_factor(); }
@@ -57,6 +65,7 @@ class AutoencoderKL : public torch::nn::Module, public ImageAutoencoder {
   std::shared_ptr<vae::VaeDecoder> decoder_;
   std::shared_ptr<Conv2dLayer> quant_conv_;       // null unless use_quant_conv
   std::shared_ptr<Conv2dLayer> post_quant_conv_;  // null unless use_post_quant_conv
+  std::optional<DecodeTiling> tiling_ = DecodeTiling{};
   at::Tensor reference_parameter_;  // encoder.conv_in.weight: tells the model's dtype and device
 };
 
