@@ -208,12 +208,25 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
     // The same VAE in bf16, side by side: time, and how far its decode is from float32's (random
     // weights: the accuracy on photos needs a trained VAE).
     const at::Tensor reference = vae.decode_latents(latents);
+    const double range = (reference.max() - reference.min()).item<double>();
+    // Tiled decode forced at this size (256-pixel tiles, 64 pixels of overlap), as images above
+    // 1024 pixels are decoded: its cost, and how far the blended tiles are from the whole decode.
+    const DecodeTiling tiling{grid / 2, grid / 8, 0};
+    vae.set_decode_tiling(tiling);
+    at::Tensor decoded_tiled;
+    const double decode_tiled_seconds = fastest_of(1, [&] { decoded_tiled = vae.decode_latents(latents); });
+    vae.set_decode_tiling(DecodeTiling{});
+    report.extra["vae_fp32_tiled"] = {{"tile_latent_pixels", tiling.tile},
+                                      {"overlap_latent_pixels", tiling.overlap},
+                                      {"tiles", tile_starts(grid, tiling.tile, tiling.overlap).size() *
+                                                    tile_starts(grid, tiling.tile, tiling.overlap).size()},
+                                      {"decode_seconds", decode_tiled_seconds},
+                                      {"decode_psnr_vs_whole_db", psnr(decoded_tiled[0], reference[0], range)}};
     vae.to(at::kBFloat16);
     vae.decode_latents(latents);  // warm-up
     at::Tensor decoded_bf16;
     const double decode_bf16 = fastest_of(1, [&] { decoded_bf16 = vae.decode_latents(latents); });
     const double encode_bf16 = fastest_of(1, [&] { vae.encode_to_latents(image); });
-    const double range = (reference.max() - reference.min()).item<double>();
     report.extra["vae_bf16"] = {{"decode_seconds", decode_bf16},
                                 {"encode_seconds", encode_bf16},
                                 {"decode_psnr_vs_fp32_db", psnr(decoded_bf16[0], reference[0], range)}};
