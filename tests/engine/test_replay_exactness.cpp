@@ -143,6 +143,9 @@ TEST_CASE("kv replay attends to resident cached keys in place exactly as to gath
     INFO("access " << static_cast<int>(test_case.access) << ", masked " << test_case.mask.masked_count());
     CHECK((edited - full).abs().max().item<double>() <= 1e-4);
     CHECK(router.stats().entries_in_place == test_case.expected_in_place);
+    // In-place entries are not loads; the model outputs (and gathered entries) are.
+    CHECK((router.stats().bytes_in_place > 0) == (test_case.expected_in_place > 0));
+    CHECK(router.stats().reads == kSteps * (1 + cached_entries / kSteps - test_case.expected_in_place / kSteps));
   }
 }
 

@@ -285,7 +285,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
         row.predicted_seconds = predicted;
         row.speedup = full_seconds / seconds;
         row.ideal_speedup = full_flops / engine::forward_flops(work_per_block, counts, kind);
-        row.cache_bytes = stats.bytes_loaded;
+        row.cache_bytes = stats.bytes_loaded + stats.bytes_in_place;  // read from the capture either way
         row.blocks_from_cache = stats.blocks_from_cache;
         row.load_wait_seconds = stats.load_wait_seconds;
         report.rows.push_back(row);

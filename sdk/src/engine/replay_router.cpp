@@ -81,11 +81,13 @@ const ReplayStats& ReplayRouter::stats() {
 
 LoadedEntry ReplayRouter::take(const EntryKey& key) {
   LoadedEntry entry = loader_->next(key);
-  if (entry.error.empty()) {
+  if (entry.error.empty() && entry.whole_entry) {
+    ++stats_.entries_in_place;
+    stats_.bytes_in_place += entry.bytes;
+  } else if (entry.error.empty()) {
     stats_.bytes_loaded += entry.bytes;
     stats_.load_seconds += entry.load_seconds;
     ++stats_.reads;
-    if (entry.whole_entry) ++stats_.entries_in_place;
   } else {
     ++stats_.entries_failed;
     if (stats_.first_error.empty()) stats_.first_error = entry.error;

@@ -26,7 +26,10 @@ struct ReplayStats {
   double load_wait_seconds = 0;  // compute time lost waiting for loads (pipeline bubbles)
   double load_seconds = 0;       // the loader's own time for the entries read (overlaps compute)
   int reads = 0;                 // entries read
-  int entries_in_place = 0;      // of which resident entries attended in place, not gathered
+  // Resident entries attended in place instead (not loads: no copy, no loader time, so neither
+  // in bytes_loaded nor in reads, which feed the planner's load-speed estimate).
+  int entries_in_place = 0;
+  int64_t bytes_in_place = 0;
   std::string first_error;
 };
 

@@ -28,6 +28,8 @@ void add_replay_stats(ReplayStats& total, const ReplayStats& more) {
   total.load_wait_seconds += more.load_wait_seconds;
   total.load_seconds += more.load_seconds;
   total.reads += more.reads;
+  total.entries_in_place += more.entries_in_place;
+  total.bytes_in_place += more.bytes_in_place;
   if (total.first_error.empty()) total.first_error = more.first_error;
 }
 
