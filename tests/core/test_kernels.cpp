@@ -119,6 +119,35 @@ TEST_CASE("attention skips the listed rows of a key part as if they were removed
   }
 }
 
+TEST_CASE("bf16-product attention matches a reference on bf16-rounded operands", "[kernels]") {
+  // The same computation in float64: queries scaled then rounded, keys/values rounded, float
+  // scores and softmax, probabilities rounded before the weighted sum.
+  auto generator = at::detail::createCPUGenerator(6);
+  const int64_t heads = 2, width = 64, head_dim = 32;
+  at::Tensor q = at::randn({9, width}, generator);
+  std::vector<at::Tensor> keys{at::randn({6, width}, generator), at::randn({20, width}, generator).to(at::kBFloat16)};
+  std::vector<at::Tensor> values{at::randn({6, width}, generator), at::randn({20, width}, generator).to(at::kBFloat16)};
+  const std::vector<at::Tensor> skips{at::Tensor(), at::tensor({2, 3, 19}, at::kLong)};
+  const at::Tensor kept = at::tensor({0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, at::kLong);
+  auto rounded = [](const at::Tensor& x) { return x.to(at::kBFloat16).to(at::kDouble); };
+  const at::Tensor k = at::cat({rounded(keys[0]), rounded(keys[1]).index_select(0, kept)});
+  const at::Tensor v = at::cat({rounded(values[0]), rounded(values[1]).index_select(0, kept)});
+  const at::Tensor qs = rounded(q / std::sqrt(double(head_dim)));
+  std::vector<at::Tensor> per_head;
+  for (int64_t h = 0; h < heads; ++h) {
+    auto columns = [&](const at::Tensor& x) { return x.narrow(1, h * head_dim, head_dim); };
+    const at::Tensor p = at::softmax(at::matmul(columns(qs), columns(k).t()).to(at::kFloat), -1);
+    per_head.push_back(at::matmul(rounded(p), columns(v)));
+  }
+  const at::Tensor expected = at::cat(per_head, 1);
+  const at::Tensor bf16 = token_major_attention(q, keys, values, heads, skips, /*bf16_products=*/true);
+  CHECK(bf16.scalar_type() == at::kFloat);
+  CHECK(max_difference(bf16, expected) < 2e-3);
+  // Float products on the same (partly bf16) inputs differ by the rounding of q and p.
+  const at::Tensor float_products = token_major_attention(q, keys, values, heads, skips);
+  CHECK(max_difference(float_products, expected) > max_difference(bf16, expected));
+}
+
 TEST_CASE("vectorised GELU and rotary kernels match ATen in fp32 and bf16", "[kernels]") {
   auto generator = at::detail::createCPUGenerator(3);
   at::Tensor x = at::randn({37, 130}, generator) * 4;

@@ -13,9 +13,13 @@ namespace flashps {
 // skipped_rows: per key part, rows of that part no query attends to (int64; undefined: none);
 // empty: none in any part. Lets a part be a cached tensor used in place although some of its
 // rows are stale (the request computes those tokens afresh in another part).
+// bf16_products: a bf16 model's attention: queries, keys, values and probabilities rounded to
+// bfloat16 for the products (oneDNN matmul, core/dnnl_matmul.h), scores, softmax and the output
+// accumulated in float32, as LibTorch's bf16 attention does; float32 products otherwise (and
+// where the CPU has no native bf16 kernel).
 at::Tensor token_major_attention(const at::Tensor& q, const std::vector<at::Tensor>& key_parts,
                                  const std::vector<at::Tensor>& value_parts, int64_t heads,
-                                 const std::vector<at::Tensor>& skipped_rows = {});
+                                 const std::vector<at::Tensor>& skipped_rows = {}, bool bf16_products = false);
 
 inline at::Tensor token_major_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                         int64_t heads) {

@@ -74,7 +74,7 @@ std::pair<at::Tensor, at::Tensor> packed_joint_attention(
     const PackedBatch& batch, const BlockQueryPlan& plan,
     const std::vector<engine::BlockTokens>& tokens, const at::Tensor& q_text,
     const at::Tensor& k_text, const at::Tensor& v_text, const at::Tensor& q_image,
-    const at::Tensor& k_image, const at::Tensor& v_image, int64_t heads) {
+    const at::Tensor& k_image, const at::Tensor& v_image, int64_t heads, bool bf16_products) {
   const int64_t width = q_image.size(1);
   at::Tensor text_out = at::empty({batch.text_rows, width}, q_image.options());
   at::Tensor image_out = at::empty({q_image.size(0), width}, q_image.options());
@@ -93,8 +93,9 @@ std::pair<at::Tensor, at::Tensor> packed_joint_attention(
       v_parts.push_back(v_image.narrow(0, slice.image_begin, slice.image_count));
     }
     if (r < tokens.size() && tokens[r].extra_keys.defined() && tokens[r].extra_keys.size(0)) {
-      k_parts.push_back(tokens[r].extra_keys.to(k_image.scalar_type()));
-      v_parts.push_back(tokens[r].extra_values.to(v_image.scalar_type()));
+      // Cached rows as they are: attention converts them to its product dtype (none for bf16).
+      k_parts.push_back(tokens[r].extra_keys);
+      v_parts.push_back(tokens[r].extra_values);
       if (tokens[r].extra_skipped_rows.defined()) {
         skipped.resize(k_parts.size());
         skipped.back() = tokens[r].extra_skipped_rows;
@@ -102,7 +103,7 @@ std::pair<at::Tensor, at::Tensor> packed_joint_attention(
     }
     if (q_parts.empty()) continue;
     at::Tensor joined_queries = q_parts.size() == 1 ? q_parts[0] : at::cat(q_parts, 0);
-    at::Tensor out = token_major_attention(joined_queries, k_parts, v_parts, heads, skipped);
+    at::Tensor out = token_major_attention(joined_queries, k_parts, v_parts, heads, skipped, bf16_products);
     if (slice.text_count)
       text_out.narrow(0, slice.text_begin, slice.text_count).copy_(out.narrow(0, 0, slice.text_count));
     if (queries)

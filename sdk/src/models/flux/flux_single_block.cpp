@@ -86,7 +86,8 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
   auto [text_attention, image_attention] = packed_joint_attention(
       batch, plan, tokens, queries.narrow(0, 0, text_rows), keys.narrow(0, 0, text_rows),
       values.narrow(0, 0, text_rows), queries.narrow(0, text_rows, query_image_rows),
-      keys.narrow(0, text_rows, image_rows), values.narrow(0, text_rows, image_rows), heads);
+      keys.narrow(0, text_rows, image_rows), values.narrow(0, text_rows, image_rows), heads,
+      attn->to_q->weight.scalar_type() == at::kBFloat16);
 
   // proj_out over [attention, mlp]: two gemms on the weight's column halves, no concatenation.
   phase.switch_to(Phase::output_mlp);
