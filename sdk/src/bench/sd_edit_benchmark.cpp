@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bench/bench_support.h"
+#include "core/dnnl_matmul.h"
 #include "core/error.h"
 #include "core/image_metrics.h"
 #include "core/runtime.h"
@@ -134,6 +135,14 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
     LoopTimes full;
     const double full_seconds = fastest_of(1, [&] { full = denoise(model, work, nullptr); });
     report.rows.push_back({"full", 1.0, dtype_name, full_seconds, full.transformer_seconds, 1, 1, 0, 0, 0, 0});
+    if (dtype_name == "bf16") {  // side by side: without oneDNN's bf16 products (core/dnnl_matmul.h)
+      set_dnnl_bf16_linear_enabled(false);
+      LoopTimes without;
+      const double seconds = fastest_of(1, [&] { without = denoise(model, work, nullptr); });
+      set_dnnl_bf16_linear_enabled(true);
+      report.extra["full_bf16_without_onednn_bf16_products"] = {{"seconds", seconds},
+                                                                {"transformer_seconds", without.transformer_seconds}};
+    }
     report.extra["achieved_gflop_per_second_full"][dtype_name] =
         report.config["gflop_per_step_cost_model"].get<double>() * options.steps / full_seconds;
     tick();
