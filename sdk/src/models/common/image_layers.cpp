@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <vector>
+
 namespace flashps {
 
 Conv2dLayer::Conv2dLayer(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
@@ -19,6 +21,13 @@ at::Tensor Conv2dLayer::forward(const at::Tensor& input) const {
   return at::conv2d(input, weight_, bias_, {stride_, stride_}, {padding_, padding_});
 }
 
+at::Tensor Conv2dLayer::forward_padded(const at::Tensor& input, int64_t padding) const {
+  if (input.scalar_type() != weight_.scalar_type())
+    return at::conv2d(input.to(weight_.scalar_type()), weight_, bias_, {stride_, stride_}, {padding, padding})
+        .to(input.scalar_type());
+  return at::conv2d(input, weight_, bias_, {stride_, stride_}, {padding, padding});
+}
+
 GroupNormLayer::GroupNormLayer(int64_t num_groups, int64_t channels, double eps)
     : num_groups_(num_groups), eps_(eps) {
   weight_ = register_parameter("weight", at::empty({channels}), false);
@@ -29,6 +38,23 @@ at::Tensor GroupNormLayer::forward(const at::Tensor& input) const {
   if (input.scalar_type() != weight_.scalar_type())  // mixed precision: statistics in the activations' dtype
     return at::group_norm(input, num_groups_, weight_.to(input.scalar_type()), bias_.to(input.scalar_type()), eps_);
   return at::group_norm(input, num_groups_, weight_, bias_, eps_);
+}
+
+at::Tensor GroupNormLayer::forward_with_statistics(const at::Tensor& input, const at::Tensor& mean,
+                                                   const at::Tensor& variance) const {
+  const int64_t batch = input.size(0), channels = input.size(1);
+  std::vector<int64_t> grouped{batch, num_groups_, channels / num_groups_};
+  for (int64_t d = 2; d < input.dim(); ++d) grouped.push_back(input.size(d));
+  std::vector<int64_t> statistic_shape{batch, num_groups_, 1};
+  for (int64_t d = 2; d < input.dim(); ++d) statistic_shape.push_back(1);
+  const at::Tensor x = input.to(at::kFloat).reshape(grouped);
+  const at::Tensor normalized = ((x - mean.to(at::kFloat).reshape(statistic_shape)) *
+                                 at::rsqrt(variance.to(at::kFloat).reshape(statistic_shape) + eps_))
+                                    .reshape(input.sizes());
+  std::vector<int64_t> affine_shape{1, channels};
+  for (int64_t d = 2; d < input.dim(); ++d) affine_shape.push_back(1);
+  return (normalized * weight_.to(at::kFloat).reshape(affine_shape) + bias_.to(at::kFloat).reshape(affine_shape))
+      .to(input.scalar_type());
 }
 
 }  // namespace flashps

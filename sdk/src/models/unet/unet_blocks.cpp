@@ -7,6 +7,7 @@
 
 #include "core/attention.h"
 #include "core/error.h"
+#include "models/unet/resnet_tiles.h"
 
 namespace flashps::unet {
 TimeResnetBlock::TimeResnetBlock(int64_t in_channels, int64_t out_channels, int64_t time_channels, int64_t groups,
@@ -20,11 +21,33 @@ TimeResnetBlock::TimeResnetBlock(int64_t in_channels, int64_t out_channels, int6
     conv_shortcut_ = register_module("conv_shortcut", std::make_shared<Conv2dLayer>(in_channels, out_channels, 1));
 }
 
-at::Tensor TimeResnetBlock::forward(const at::Tensor& input, const at::Tensor& temb) const {
+at::Tensor TimeResnetBlock::pre_norm2(const at::Tensor& input, const at::Tensor& temb) const {
   at::Tensor hidden = conv1_->forward(at::silu(norm1_->forward(input)));
-  hidden = hidden + time_emb_proj_->forward(at::silu(temb)).unsqueeze(-1).unsqueeze(-1);
-  hidden = conv2_->forward(at::silu(norm2_->forward(hidden)));
+  return hidden + time_emb_proj_->forward(at::silu(temb)).unsqueeze(-1).unsqueeze(-1);
+}
+
+at::Tensor TimeResnetBlock::forward(const at::Tensor& input, const at::Tensor& temb) const {
+  const at::Tensor hidden = conv2_->forward(at::silu(norm2_->forward(pre_norm2(input, temb))));
   return (conv_shortcut_ ? conv_shortcut_->forward(input) : input) + hidden;
+}
+
+at::Tensor TimeResnetBlock::forward_tiles(const at::Tensor& input, const at::Tensor& temb, int64_t tile,
+                                          const at::Tensor& tile_indices, const at::Tensor& norm2_mean,
+                                          const at::Tensor& norm2_variance) const {
+  const int64_t batch = input.size(0), count = tile_indices.numel();
+  // conv1's zero padding is the zero halo beyond the map; its outputs cover the tile and a ring.
+  const at::Tensor activated = at::silu(norm1_->forward(input));
+  at::Tensor hidden = conv1_->forward_padded(gather_tiles(activated, tile, tile_indices, 2), 0);
+  hidden = hidden + time_emb_proj_->forward(at::silu(temb)).repeat_interleave(count, 0).unsqueeze(-1).unsqueeze(-1);
+  hidden = at::silu(norm2_->forward_with_statistics(hidden, norm2_mean.repeat_interleave(count, 0),
+                                                    norm2_variance.repeat_interleave(count, 0)));
+  // conv2 pads with zeros too: ring pixels beyond the map are zero, not conv1 of the halo.
+  hidden = hidden * tile_inside_map(input.size(2), input.size(3), tile, tile_indices, 1)
+                        .to(hidden.scalar_type())
+                        .repeat({batch, 1, 1, 1});
+  hidden = conv2_->forward_padded(hidden, 0);
+  const at::Tensor cores = gather_tiles(input, tile, tile_indices, 0);
+  return (conv_shortcut_ ? conv_shortcut_->forward(cores) : cores) + hidden;
 }
 
 LayerNormLayer::LayerNormLayer(int64_t dim, double eps) : eps_(eps) {

@@ -33,6 +33,19 @@ class TimeResnetBlock : public torch::nn::Module {
   TimeResnetBlock(int64_t in_channels, int64_t out_channels, int64_t time_channels, int64_t groups, double eps);
   at::Tensor forward(const at::Tensor& input, const at::Tensor& temb) const;
 
+  // What norm2 normalises: conv1(silu(norm1(x))) + time_emb_proj(silu(temb)), [B, out, H, W].
+  // Its per-tile moments (resnet_tiles.h) are what a template capture records for tiled replay.
+  at::Tensor pre_norm2(const at::Tensor& input, const at::Tensor& temb) const;
+  int64_t norm2_groups() const { return norm2_->groups(); }
+  // The output on tiles only, [B * n, out, tile, tile] image-major (resnet_tiles.h): norm1 over
+  // the whole input, conv1 on each tile and a 1-pixel ring (input read with a 2-pixel halo),
+  // norm2 with the given whole-map statistics ([B, groups] mean and variance, which the tiles
+  // alone cannot know), conv2 and the shortcut on the cores. Equals forward() on those tiles
+  // when the statistics are forward's own.
+  at::Tensor forward_tiles(const at::Tensor& input, const at::Tensor& temb, int64_t tile,
+                           const at::Tensor& tile_indices, const at::Tensor& norm2_mean,
+                           const at::Tensor& norm2_variance) const;
+
  private:
   std::shared_ptr<GroupNormLayer> norm1_, norm2_;
   std::shared_ptr<Conv2dLayer> conv1_, conv2_, conv_shortcut_;
