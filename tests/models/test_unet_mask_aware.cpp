@@ -2,6 +2,8 @@
 // through the shared engine (CaptureRouter, ReplayRouter, per-level token masks).
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -58,9 +60,18 @@ engine::TokenMask rectangle_mask(int64_t top, int64_t left, int64_t height, int6
 
 }  // namespace
 
-TEST_CASE("the UNet runs exactly the transformer blocks its config lists, per level", "[unet][mask_aware]") {
+TEST_CASE("the UNet runs exactly the blocks its config lists, per level", "[unet][mask_aware]") {
   TinyUNetRun run = tiny_run(false, 1);
   const auto blocks = unet_transformer_blocks(run.model->config());
+  const auto routed = unet_routed_blocks(run.model->config());
+  // 7 transformer blocks and 11 ResNets (3 down, 2 mid, 6 up), each ResNet two routed blocks.
+  REQUIRE(routed.size() == 7 + 2 * 11);
+  CHECK(routed[0].kind == UNetBlockShape::Kind::resnet);
+  CHECK(routed[0].in_channels == 16);
+  CHECK(routed[1].kind == UNetBlockShape::Kind::resnet_moments);
+  CHECK(routed[2].kind == UNetBlockShape::Kind::transformer);
+  CHECK(routed.back().kind == UNetBlockShape::Kind::transformer);
+  CHECK(routed[routed.size() - 3].in_channels == 16 + 16);  // the last up ResNet takes conv_in's skip
   // down 0, down 1, mid, up (level 1) x2, up (level 0) x2
   REQUIRE(blocks.size() == 7);
   CHECK(blocks[0].level == 0);
@@ -71,17 +82,33 @@ TEST_CASE("the UNet runs exactly the transformer blocks its config lists, per le
   unet::UNetRouting routing;
   routing.requests.push_back({0, 2, nullptr});
   run.inputs.routing = &routing;
-  const at::Tensor routed = run.model->forward(run.inputs);
-  CHECK(routing.next_block == 7);
+  const at::Tensor routed_output = run.model->forward(run.inputs);
+  CHECK(routing.next_block == 29);
   run.inputs.routing = nullptr;
-  CHECK(routed.equal(run.model->forward(run.inputs)));
+  CHECK(routed_output.equal(run.model->forward(run.inputs)));
 
   const auto masks = unet_block_masks(run.model->config(), rectangle_mask(0, 0, 3, 3), 2);
-  REQUIRE(masks.size() == 7);
+  REQUIRE(masks.size() == 29);
+  std::vector<engine::TokenMask> transformer_masks;
+  for (size_t i = 0; i < routed.size(); ++i)
+    if (routed[i].kind == UNetBlockShape::Kind::transformer) transformer_masks.push_back(masks[i]);
+  REQUIRE(transformer_masks.size() == 7);
+  CHECK(transformer_masks[0].token_count() == 2 * 144);
+  CHECK(transformer_masks[2].token_count() == 2 * 9);  // 12 -> 6 -> 3
+  CHECK(transformer_masks[2].masked_count() == 2 * 1);
+  CHECK(transformer_masks[0].masked_count() == 2 * 9);
+  // The first ResNet (12 x 12, 4-pixel tiles): the 3 x 3 corner grown by 2 pixels touches 2 x 2
+  // of the 3 x 3 tiles; its moments block counts tiles.
   CHECK(masks[0].token_count() == 2 * 144);
-  CHECK(masks[2].token_count() == 2 * 9);  // 12 -> 6 -> 3
-  CHECK(masks[2].masked_count() == 2 * 1);
-  CHECK(masks[0].masked_count() == 2 * 9);
+  CHECK(masks[0].masked_count() == 2 * 64);
+  CHECK(masks[1].token_count() == 2 * 9);
+  CHECK(masks[1].masked_count() == 2 * 4);
+  // A 6 x 6 level does not split into tiles: its ResNets compute every pixel.
+  const size_t level_one = std::find_if(routed.begin(), routed.end(), [](const UNetBlockShape& block) {
+                             return block.kind == UNetBlockShape::Kind::resnet && block.level == 1;
+                           }) - routed.begin();
+  CHECK(masks[level_one].masked_count() == masks[level_one].token_count());
+  CHECK(masks[level_one + 1].token_count() == 2);
 }
 
 TEST_CASE("UNet self-replay: capture with a request, replay it, same output (<= 1e-4)", "[unet][mask_aware]") {
@@ -101,10 +128,18 @@ TEST_CASE("UNet self-replay: capture with a request, replay it, same output (<= 
   auto capture = writer->commit();
   REQUIRE(capture->contains({3, 6, engine::Slot::hidden}));
 
-  const auto masks = unet_block_masks(config, rectangle_mask(2, 3, 5, 4), 2);
-  // Every block from the cache, and a plan that computes some blocks in full.
+  // A mask whose grown region covers every 4-pixel tile of the 12 x 12 level (its ResNets run
+  // dense), a corner one tile covers and one covering 4 of 9 tiles (tiled ResNets).
+  const std::vector<engine::TokenMask> edit_masks{rectangle_mask(2, 3, 5, 4), rectangle_mask(0, 0, 2, 2),
+                                                  rectangle_mask(9, 8, 3, 4)};
+  for (const engine::TokenMask& edit_mask : edit_masks) {
+  const auto masks = unet_block_masks(config, edit_mask, 2);
+  INFO("level-0 ResNet computes " << masks[0].masked_count() << " of " << masks[0].token_count() << " rows");
+  // Every block from the cache, and a plan that computes some blocks in full (a ResNet's output
+  // or its moments alone among them).
   const std::vector<bool> all_cached(masks.size(), true);
-  const std::vector<bool> mixed{true, false, true, true, false, true, false};
+  std::vector<bool> mixed(masks.size());
+  for (size_t i = 0; i < mixed.size(); ++i) mixed[i] = i % 3 != 1;
   for (const auto& use_cache : {all_cached, mixed}) {
     engine::ReplayRouter replay(capture, masks, use_cache, {3}, at::Device(at::kCPU));
     replay.set_step(3);
@@ -118,6 +153,7 @@ TEST_CASE("UNet self-replay: capture with a request, replay it, same output (<= 
     CHECK(replay.stats().blocks_from_cache == cached);
     CHECK(replay.stats().blocks_computed == static_cast<int>(use_cache.size()) - cached);
     CHECK(replay.stats().bytes_loaded > 0);
+  }
   }
 }
 
@@ -192,16 +228,27 @@ TEST_CASE("a UNet batch mixes replayed, captured and plain requests", "[unet][ma
 TEST_CASE("UNet block costs: the masked path saves the per-query work at every level", "[unet][mask_aware]") {
   const UNetConfig config = tiny_config(true);
   const auto work = unet_block_work(config, 77, 4);
-  const auto masks = unet_block_masks(config, rectangle_mask(0, 0, 3, 12), 1);
+  // Two full rows: grown by the ResNets' 2-pixel reach they touch the top row of 4-pixel tiles.
+  const auto masks = unet_block_masks(config, rectangle_mask(0, 0, 2, 12), 1);
   std::vector<engine::TokenCounts> counts;
   for (const auto& mask : masks) counts.push_back({0, mask.token_count(), mask.masked_count()});
   const double saving = engine::forward_flops(work, counts) / engine::forward_flops(work, counts, engine::CacheMode::hidden);
   CHECK(saving > 1.5);
   const auto times = engine::estimate_block_times(work, counts, engine::CacheMode::hidden, engine::DeviceSpeed{});
   REQUIRE(times.size() == masks.size());
-  for (const auto& block : times) CHECK(block.compute_with_cache < block.compute_without_cache);
+  const auto routed = unet_routed_blocks(config);
+  std::vector<engine::TokenCounts> transformer_counts;
+  for (size_t i = 0; i < times.size(); ++i) {
+    INFO("block " << i << " level " << routed[i].level);
+    CHECK(times[i].compute_with_cache <= times[i].compute_without_cache);
+    // Transformer blocks save at every level, ResNets where their grid splits into tiles (12 x 12).
+    if (routed[i].kind == UNetBlockShape::Kind::transformer ||
+        (routed[i].kind == UNetBlockShape::Kind::resnet && routed[i].level == 0))
+      CHECK(times[i].compute_with_cache < times[i].compute_without_cache);
+    if (routed[i].kind == UNetBlockShape::Kind::transformer) transformer_counts.push_back(counts[i]);
+  }
   // The deepest level (3x3) is masked in 1 of 3 rows: its load covers the 6 unmasked tokens.
-  CHECK(counts[2].image - counts[2].masked == 6);
+  CHECK(transformer_counts[2].image - transformer_counts[2].masked == 6);
 }
 
 TEST_CASE("a UNet with bfloat16 weights runs mixed precision close to float32", "[unet][mask_aware]") {
@@ -217,16 +264,18 @@ TEST_CASE("a UNet with bfloat16 weights runs mixed precision close to float32", 
   CHECK(relative > 0);  // the products really ran in bfloat16
 }
 
-TEST_CASE("UNet latent-grid work: per-level transformer blocks plus a dense rest", "[unet][mask_aware]") {
+TEST_CASE("UNet latent-grid work: per-level routed blocks plus a dense rest", "[unet][mask_aware]") {
   const UNetConfig config = tiny_config(true);
-  const auto per_level = unet_block_work(config, 77, 4);
-  const auto latent = unet_latent_grid_work(config, 77, 4);
+  const auto per_level = unet_block_work(config, 77, 4, 16);
+  const auto latent = unet_latent_grid_work(config, 77, 4, 16);
   REQUIRE(latent.size() == per_level.size() + 1);
   // A full step costs the same counted either way (latent grid 12x12 -> levels 144, 36, 9 rows;
   // the rescaling is exact for even sides, so use a 16x16 grid: 256, 64, 16).
-  std::vector<engine::TokenCounts> level_counts;
-  for (const auto& block : unet_transformer_blocks(config))
-    level_counts.push_back({0, int64_t(256) >> (2 * block.level), 0});
+  std::vector<engine::TokenCounts> level_counts;  // a moments block's rows: 4-pixel tiles at 16, 8 and 4 pixels
+  for (const auto& block : unet_routed_blocks(config)) {
+    const int64_t pixels = int64_t(256) >> (2 * block.level);
+    level_counts.push_back({0, block.kind == UNetBlockShape::Kind::resnet_moments ? pixels / 16 : pixels, 0});
+  }
   const double transformer_flops = engine::forward_flops(per_level, level_counts);
   const double dense = unet_dense_flops_per_latent_token(config);
   CHECK(dense > 0);

@@ -21,7 +21,9 @@ double max_difference(const at::Tensor& a, const at::Tensor& b) {
 
 TEST_CASE("ResNet tile sides divide the level's grid", "[unet][tiles]") {
   CHECK(resnet_tile_side(64, 64) == 8);
-  CHECK(resnet_tile_side(24, 16) == 8);
+  CHECK(resnet_tile_side(64, 128) == 8);
+  CHECK(resnet_tile_side(32, 32) == 4);  // smaller maps, smaller tiles
+  CHECK(resnet_tile_side(24, 16) == 4);
   CHECK(resnet_tile_side(12, 12) == 4);
   CHECK(resnet_tile_side(12, 8) == 4);
   CHECK(resnet_tile_side(6, 6) == 0);

@@ -111,7 +111,7 @@ TEST_CASE("SD templates: registered once, edits replay the unmasked rows of ever
     const EditResult replayed = pipeline->edit(request);
     CHECK(replayed.stats.cache_hit);
     CHECK(replayed.stats.mode_used == CacheMode::hidden);
-    const int blocks = static_cast<int>(unet_transformer_blocks(pipeline->components().unet->config()).size());
+    const int blocks = static_cast<int>(unet_routed_blocks(pipeline->components().unet->config()).size());
     CHECK(replayed.stats.blocks_from_cache == blocks * replayed.stats.steps_run);
     CHECK(replayed.stats.compute_saving > 1.0);
     CHECK(test::max_pixel_difference(replayed.image, full.image) <= 1);

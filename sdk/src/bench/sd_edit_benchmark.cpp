@@ -16,6 +16,7 @@
 #include "engine/replay_router.h"
 #include "models/common/layers.h"
 #include "models/random_weights.h"
+#include "models/unet/resnet_tiles.h"
 #include "models/unet/unet_block_work.h"
 #include "models/unet/unet_model.h"
 #include "models/vae/autoencoder_kl.h"
@@ -108,9 +109,12 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
 
   {  // the cost model's count, to read timings as achieved FLOP/s
     std::vector<engine::TokenCounts> counts;
-    for (const auto& block : unet_transformer_blocks(config))
-      counts.push_back({0, 2 * ((grid * grid) >> (2 * block.level)), 0});
-    const double flops = engine::forward_flops(unet_block_work(config, 77, 4), counts) +
+    for (const auto& block : unet_routed_blocks(config)) {  // a moments block's rows are tiles
+      const int64_t side = grid >> block.level, tile = unet::resnet_tile_side(side, side);
+      const int64_t pixels = 2 * side * side;
+      counts.push_back({0, block.kind != UNetBlockShape::Kind::resnet_moments ? pixels : tile > 0 ? pixels / (tile * tile) : 2, 0});
+    }
+    const double flops = engine::forward_flops(unet_block_work(config, 77, 4, grid), counts) +
                          unet_dense_flops_per_latent_token(config) * double(2 * grid * grid);
     report.config["gflop_per_step_cost_model"] = flops / 1e9;
   }
@@ -164,16 +168,20 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
         {"seconds", std::chrono::duration<double>(Clock::now() - capture_start).count()}};
     tick();
 
-    const auto block_work = unet_block_work(config, 77, c10::elementSize(model->dtype()));
+    const auto block_work = unet_block_work(config, 77, c10::elementSize(model->dtype()), grid);
     std::vector<int> steps;
     for (int i = 0; i < options.steps; ++i) steps.push_back(i);
     for (double ratio : options.mask_ratios) {
       const auto masks = unet_block_masks(config, blob_mask(grid, ratio), 2);
       std::vector<engine::TokenCounts> counts;
       for (const auto& mask : masks) counts.push_back({0, mask.token_count(), mask.masked_count()});
-      // The device's speed from the full run's transformer time, for the planner.
+      // The device's speed from the full run (routed blocks and the dense rest), for the planner.
       engine::DeviceSpeed speed;
-      speed.flops_per_second = engine::forward_flops(block_work, counts) * options.steps / full.transformer_seconds;
+      std::vector<engine::TokenCounts> all_rows;
+      for (const auto& mask : masks) all_rows.push_back({0, mask.token_count(), mask.token_count()});
+      speed.flops_per_second = (engine::forward_flops(block_work, all_rows) +
+                                unet_dense_flops_per_latent_token(config) * double(2 * grid * grid)) *
+                               options.steps / full_seconds;
       std::vector<bool> use_cache(masks.size(), true);
       if (options.use_planner)
         use_cache = engine::plan_pipeline(engine::estimate_block_times(block_work, counts, engine::CacheMode::hidden, speed)).use_cache;
@@ -202,6 +210,36 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
       row.load_wait_seconds = stats.load_wait_seconds;
       report.rows.push_back(row);
       tick();
+    }
+    {  // Fidelity at m = 0.2: an edit with new noise inside the mask, mask-aware (every block
+       // from the template's capture, tiled ResNets included) vs full computation of that edit.
+      const engine::TokenMask mask = blob_mask(grid, 0.2);
+      const at::Tensor region = mask.masked.to(at::kFloat).view({1, 1, grid, grid});
+      Workload edit = work;
+      auto noise_generator = at::detail::createCPUGenerator(options.seed + 7);
+      edit.latents = work.latents * (1 - region) + at::randn(work.latents.sizes(), noise_generator) * region;
+      const at::Tensor reference = denoise(model, edit, nullptr).latents[0];
+      const auto masks = unet_block_masks(config, mask, 2);
+      const double range = (reference.max() - reference.min()).item<double>();
+      const at::Tensor masked_region = region.view({grid, grid});
+      // Every block from the cache, and the transformer blocks alone (ResNets dense, as before
+      // tiled ResNets): what the ResNets' approximation adds.
+      const auto blocks = unet_routed_blocks(config);
+      std::vector<bool> transformers_only(blocks.size());
+      for (size_t b = 0; b < blocks.size(); ++b) transformers_only[b] = blocks[b].kind == UNetBlockShape::Kind::transformer;
+      for (const auto& [name, use_cache] : {std::make_pair(std::string("all_blocks"), std::vector<bool>(masks.size(), true)),
+                                            std::make_pair(std::string("transformers_only"), transformers_only)}) {
+        engine::ReplayRouter replay(capture, masks, use_cache, steps, at::Device(at::kCPU));
+        unet::UNetRouting routing;
+        routing.requests.push_back({0, 2, &replay});
+        const at::Tensor approximate = denoise(model, edit, [&](int step) {
+                                         replay.set_step(step);
+                                         return &routing;
+                                       }).latents[0];
+        report.extra["fidelity_m0.2"][dtype_name][name] = {
+            {"latent_ssim_masked_region", ssim(approximate, reference, range, masked_region)},
+            {"latent_psnr_masked_region", psnr(approximate, reference, range, masked_region)}};
+      }
     }
   }
 
@@ -254,7 +292,7 @@ nlohmann::json SDEditBenchmarkReport::to_json() const {
                          {"transformer_seconds", row.transformer_seconds},
                          {"other_seconds", row.seconds - row.transformer_seconds},
                          {"speedup", row.speedup},
-                         {"ideal_transformer_speedup", row.ideal_speedup},
+                         {"ideal_block_speedup", row.ideal_speedup},
                          {"blocks_from_cache", row.blocks_from_cache},
                          {"blocks_computed", row.blocks_computed},
                          {"cache_bytes", row.cache_bytes},
@@ -266,7 +304,7 @@ std::string SDEditBenchmarkReport::table() const {
   std::ostringstream out;
   char line[256];
   std::snprintf(line, sizeof(line), "%-7s %-5s %5s %9s %12s %10s %8s %9s %7s %8s\n", "mode", "dtype", "m", "seconds",
-                "transformer", "resnets+", "speedup", "tr.ideal", "cached", "wait s");
+                "transformer", "resnets+", "speedup", "bl.ideal", "cached", "wait s");
   out << line;
   for (const auto& row : rows) {
     std::snprintf(line, sizeof(line), "%-7s %-5s %5.2f %9.2f %12.2f %10.2f %7.2fx %8.2fx %3d/%-3d %8.3f\n",

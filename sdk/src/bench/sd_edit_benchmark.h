@@ -1,5 +1,5 @@
 // `flashps bench edit --family sd`: a random-weight UNet at a real Stable Diffusion size, full
-// computation vs mask-aware hidden replay of its transformer blocks, classifier-free guidance
+// computation vs mask-aware hidden replay of its transformer blocks and tiled ResNets, classifier-free guidance
 // (batch 2), timed side by side in one run with the time split into Transformer2DModels vs the
 // rest (ResNets, samplers, embeddings), plus the VAE decode at the same size.
 #pragma once
@@ -34,7 +34,7 @@ struct SDEditBenchmarkRow {
   std::string dtype;
   double seconds = 0;              // the denoising loop
   double transformer_seconds = 0;  // of which in Transformer2DModels
-  double speedup = 1, ideal_speedup = 1;  // ideal: FLOPs of the transformer blocks only (cost model)
+  double speedup = 1, ideal_speedup = 1;  // ideal: FLOPs of the routed blocks (transformers, ResNets; cost model)
   int blocks_from_cache = 0, blocks_computed = 0;
   int64_t cache_bytes = 0;
   double load_wait_seconds = 0;

@@ -51,7 +51,8 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
   const engine::CaptureId id = capture_id(job);
   const UNetConfig& config = components_.unet->config();
   const std::vector<engine::BlockWork> work =
-      unet_block_work(config, job.context.size(1), c10::elementSize(components_.unet->dtype()));
+      unet_block_work(config, job.context.size(1), c10::elementSize(components_.unet->dtype()),
+                      job.mask.tokens.grid_height);
   // Each transformer block sees its level's grid: the mask max-pooled to it, for both guidance rows.
   const auto describe_blocks = [&](const engine::TokenMask& mask) {
     engine::ReplayBlocks blocks;

@@ -145,7 +145,9 @@ engine::CaptureId SDInpaintPipeline::capture_id(const SDEditJob& job) const {
   const EditRequest& request = job.request;
   std::ostringstream config;
   config << job.width << "x" << job.height << " steps=" << request.steps << " strength=" << request.strength
-         << " guidance=" << job.guidance << " unet=sd dtype=" << c10::toString(components_.unet->dtype());
+         << " guidance=" << job.guidance << " unet=sd dtype=" << c10::toString(components_.unet->dtype())
+         // Block numbering: transformer blocks and ResNets (output + moments), since tiled ResNets.
+         << " blocks=transformers+resnets";
   return {job.template_hash, components_.fingerprint, config.str()};
 }
 

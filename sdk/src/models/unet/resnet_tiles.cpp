@@ -18,8 +18,10 @@ void check_tiling(int64_t height, int64_t width, int64_t tile) {
 }  // namespace
 
 int64_t resnet_tile_side(int64_t height, int64_t width) {
+  // Small maps take small tiles: a mask covers most 8-pixel tiles of a 32-pixel map.
+  const bool large = height >= 64 && width >= 64;
   for (int64_t tile : {8, 4})
-    if (height % tile == 0 && width % tile == 0) return tile;
+    if ((large || tile == 4) && height % tile == 0 && width % tile == 0) return tile;
   return 0;
 }
 

@@ -10,8 +10,8 @@
 
 namespace flashps::unet {
 
-// The tile side a level's grid is cut into: 8, else 4, whichever divides both sides; 0 when
-// neither does (that ResNet then runs dense).
+// The tile side a level's grid is cut into: 8 for maps of 64 pixels a side or more, else 4,
+// when it divides both sides; 0 otherwise (that ResNet then runs dense).
 int64_t resnet_tile_side(int64_t height, int64_t width);
 
 // Per-tile, per-group moments of x [B, C, H, W] over tiles of side `tile` (row-major over the

@@ -4,6 +4,8 @@
 #include <torch/nn/modules/container/modulelist.h>
 
 #include <cmath>
+#include <set>
+#include <tuple>
 
 #include "core/attention.h"
 #include "core/error.h"
@@ -26,20 +28,36 @@ at::Tensor TimeResnetBlock::pre_norm2(const at::Tensor& input, const at::Tensor&
   return hidden + time_emb_proj_->forward(at::silu(temb)).unsqueeze(-1).unsqueeze(-1);
 }
 
-at::Tensor TimeResnetBlock::forward(const at::Tensor& input, const at::Tensor& temb) const {
-  const at::Tensor hidden = conv2_->forward(at::silu(norm2_->forward(pre_norm2(input, temb))));
+at::Tensor TimeResnetBlock::finish(const at::Tensor& input, const at::Tensor& pre_norm2) const {
+  const at::Tensor hidden = conv2_->forward(at::silu(norm2_->forward(pre_norm2)));
   return (conv_shortcut_ ? conv_shortcut_->forward(input) : input) + hidden;
+}
+
+at::Tensor TimeResnetBlock::forward(const at::Tensor& input, const at::Tensor& temb) const {
+  return finish(input, pre_norm2(input, temb));
+}
+
+at::Tensor TimeResnetBlock::tile_pre_norm2(const at::Tensor& input, const at::Tensor& temb, int64_t tile,
+                                           const at::Tensor& tile_indices) const {
+  // conv1's zero padding is the zero halo beyond the map; its outputs cover the tile and a ring.
+  const at::Tensor activated = at::silu(norm1_->forward(input));
+  const at::Tensor hidden = conv1_->forward_padded(gather_tiles(activated, tile, tile_indices, 2), 0);
+  return hidden +
+         time_emb_proj_->forward(at::silu(temb)).repeat_interleave(tile_indices.numel(), 0).unsqueeze(-1).unsqueeze(-1);
 }
 
 at::Tensor TimeResnetBlock::forward_tiles(const at::Tensor& input, const at::Tensor& temb, int64_t tile,
                                           const at::Tensor& tile_indices, const at::Tensor& norm2_mean,
                                           const at::Tensor& norm2_variance) const {
+  return finish_tiles(tile_pre_norm2(input, temb, tile, tile_indices), input, tile, tile_indices, norm2_mean,
+                      norm2_variance);
+}
+
+at::Tensor TimeResnetBlock::finish_tiles(const at::Tensor& pre_norm2_tiles, const at::Tensor& input, int64_t tile,
+                                         const at::Tensor& tile_indices, const at::Tensor& norm2_mean,
+                                         const at::Tensor& norm2_variance) const {
   const int64_t batch = input.size(0), count = tile_indices.numel();
-  // conv1's zero padding is the zero halo beyond the map; its outputs cover the tile and a ring.
-  const at::Tensor activated = at::silu(norm1_->forward(input));
-  at::Tensor hidden = conv1_->forward_padded(gather_tiles(activated, tile, tile_indices, 2), 0);
-  hidden = hidden + time_emb_proj_->forward(at::silu(temb)).repeat_interleave(count, 0).unsqueeze(-1).unsqueeze(-1);
-  hidden = at::silu(norm2_->forward_with_statistics(hidden, norm2_mean.repeat_interleave(count, 0),
+  at::Tensor hidden = at::silu(norm2_->forward_with_statistics(pre_norm2_tiles, norm2_mean.repeat_interleave(count, 0),
                                                     norm2_variance.repeat_interleave(count, 0)));
   // conv2 pads with zeros too: ring pixels beyond the map are zero, not conv1 of the halo.
   hidden = hidden * tile_inside_map(input.size(2), input.size(3), tile, tile_indices, 1)
@@ -48,6 +66,107 @@ at::Tensor TimeResnetBlock::forward_tiles(const at::Tensor& input, const at::Ten
   hidden = conv2_->forward_padded(hidden, 0);
   const at::Tensor cores = gather_tiles(input, tile, tile_indices, 0);
   return (conv_shortcut_ ? conv_shortcut_->forward(cores) : cores) + hidden;
+}
+
+namespace {
+
+// norm2 moments per tile [B, tiles, 2 * groups] of a dense pre-norm2 map, or one whole-map
+// "tile" when the map does not split into tiles.
+at::Tensor dense_moments(const at::Tensor& pre_norm2, int64_t groups, int64_t tile) {
+  if (tile > 0) return tile_group_moments(pre_norm2, groups, tile);
+  const at::Tensor grouped = pre_norm2.to(at::kFloat).reshape({pre_norm2.size(0), 1, groups, -1});
+  return at::cat({grouped.mean(-1), grouped.square().mean(-1)}, -1);
+}
+
+// The tiles (sorted indices) holding the given pixels (row-major indices into a width-wide map).
+at::Tensor tiles_of_pixels(const at::Tensor& pixels, int64_t width, int64_t tile) {
+  const at::Tensor indices = pixels.to(at::kCPU, at::kLong).contiguous();
+  std::set<int64_t> tiles;
+  const int64_t* pixel = indices.data_ptr<int64_t>();
+  for (int64_t i = 0; i < indices.numel(); ++i)
+    tiles.insert((pixel[i] / width / tile) * (width / tile) + (pixel[i] % width) / tile);
+  return at::tensor(std::vector<int64_t>(tiles.begin(), tiles.end()), at::kLong);
+}
+
+// [B, C, H, W] <-> token rows [B * H * W, C] (the row order of captures).
+at::Tensor to_rows(const at::Tensor& map) { return map.permute({0, 2, 3, 1}).reshape({-1, map.size(1)}); }
+
+}  // namespace
+
+at::Tensor TimeResnetBlock::forward_routed(const at::Tensor& input, const at::Tensor& temb, UNetRouting& routing) const {
+  const int output_block = routing.next_block++, moments_block = routing.next_block++;
+  const size_t count = routing.requests.size();
+  std::vector<engine::BlockTokens> outputs(count), moments(count);
+  bool any_router = false;
+  for (size_t r = 0; r < count; ++r) {
+    engine::TokenRouter* router = routing.requests[r].router;
+    if (!router) continue;
+    any_router = true;
+    outputs[r] = router->before_block(output_block);
+    moments[r] = router->before_block(moments_block);
+  }
+  if (!any_router) return forward(input, temb);
+  const int64_t height = input.size(2), width = input.size(3), groups = norm2_->groups();
+  const int64_t tile = resnet_tile_side(height, width);
+  const int64_t tiles = tile > 0 ? (height / tile) * (width / tile) : 1;
+  std::vector<at::Tensor> parts;
+  for (size_t r = 0; r < count; ++r) {
+    const UNetRouting::Request& request = routing.requests[r];
+    const at::Tensor rows = input.narrow(0, request.first_row, request.rows);
+    const at::Tensor request_temb = temb.narrow(0, request.first_row, request.rows);
+    const int64_t copies = request.rows;
+    const engine::BlockTokens& out_tokens = outputs[r];
+    const engine::BlockTokens& moment_tokens = moments[r];
+    // The output from the cache for pixels outside the computed tiles (a level that does not
+    // split into tiles, or a mask touching most tiles, computes every pixel: dense).
+    const bool tiled = tile > 0 && out_tokens.query_rows.defined() &&
+                       out_tokens.query_rows.numel() < copies * height * width;
+    at::Tensor out;
+    if (tiled) {
+      // The copies share one mask: copy 0's computed tiles are every copy's.
+      const at::Tensor computed = tiles_of_pixels(out_tokens.query_rows.narrow(0, 0, out_tokens.query_rows.numel() / copies),
+                                                  width, tile);
+      at::Tensor patches, mean, variance;
+      if (moment_tokens.replaced_rows.defined() && moment_tokens.query_rows.defined()) {
+        // conv1 on the computed tiles only; norm2's statistics from their moments and the
+        // template's moments of the other tiles.
+        patches = tile_pre_norm2(rows, request_temb, tile, computed);
+        const at::Tensor cores = patches.narrow(2, 1, tile).narrow(3, 1, tile);
+        const at::Tensor fresh = cores.to(at::kFloat).reshape({copies, computed.numel(), groups, -1});
+        at::Tensor all_moments = at::empty({copies * tiles, 2 * groups}, at::TensorOptions().dtype(at::kFloat));
+        all_moments.index_copy_(0, moment_tokens.query_rows.to(at::kLong),
+                                at::cat({fresh.mean(-1), fresh.square().mean(-1)}, -1).reshape({-1, 2 * groups}));
+        all_moments.index_copy_(0, moment_tokens.replaced_rows.to(at::kLong),
+                                moment_tokens.replaced_values.to(at::kFloat));
+        std::tie(mean, variance) = combine_tile_moments(all_moments.view({copies, tiles, 2 * groups}));
+      } else {  // the plan computes the moments: conv1 over the whole map, exact statistics
+        const at::Tensor hidden = pre_norm2(rows, request_temb);
+        std::tie(mean, variance) = combine_tile_moments(tile_group_moments(hidden, groups, tile));
+        patches = gather_tiles(hidden, tile, computed, 1);
+      }
+      const at::Tensor computed_cores = finish_tiles(patches, rows, tile, computed, mean, variance);
+      out = at::empty({copies, computed_cores.size(1), height, width}, computed_cores.options());
+      scatter_tiles(out, computed_cores, tile, computed);
+      at::Tensor out_rows = to_rows(out).contiguous();
+      out_rows.index_copy_(0, out_tokens.replaced_rows, out_tokens.replaced_values.to(out_rows.scalar_type()));
+      out = out_rows.view({copies, height, width, -1}).permute({0, 3, 1, 2}).contiguous();
+    } else {
+      const at::Tensor hidden = pre_norm2(rows, request_temb);
+      out = finish(rows, hidden);
+      if (out_tokens.replaced_rows.defined() && out_tokens.replaced_rows.numel() > 0) {
+        at::Tensor out_rows = to_rows(out).contiguous();
+        out_rows.index_copy_(0, out_tokens.replaced_rows, out_tokens.replaced_values.to(out_rows.scalar_type()));
+        out = out_rows.view({copies, height, width, -1}).permute({0, 3, 1, 2}).contiguous();
+      }
+      if (request.router && request.router->wants_block_output(moments_block))
+        request.router->record_block_output(moments_block,
+                                            dense_moments(hidden, groups, tile).reshape({copies * tiles, 2 * groups}));
+    }
+    if (request.router && request.router->wants_block_output(output_block))
+      request.router->record_block_output(output_block, to_rows(out));
+    parts.push_back(out);
+  }
+  return parts.size() == 1 ? parts[0] : at::cat(parts);
 }
 
 LayerNormLayer::LayerNormLayer(int64_t dim, double eps) : eps_(eps) {

@@ -14,17 +14,17 @@
 
 namespace flashps::unet {
 
-// A batch's way through the UNet's transformer blocks for the mask-aware engine: which batch
-// rows belong to which request (a request has 2 rows under classifier-free guidance) and that
+// A batch's way through the UNet's routed blocks for the mask-aware engine: which batch rows
+// belong to which request (a request has 2 rows under classifier-free guidance) and that
 // request's router (null: plain computation). Blocks are numbered in execution order across
-// the UNet, one per BasicTransformerBlock.
+// the UNet (unet_block_work.h): one per BasicTransformerBlock, two per ResNet.
 struct UNetRouting {
   struct Request {
     int64_t first_row = 0, rows = 1;
     engine::TokenRouter* router = nullptr;
   };
   std::vector<Request> requests;
-  int next_block = 0;  // advanced by every transformer block
+  int next_block = 0;  // advanced by every routed block
 };
 
 // norm1 -> SiLU -> conv1 -> + time_emb_proj(SiLU(temb)) -> norm2 -> SiLU -> conv2, + shortcut.
@@ -45,8 +45,20 @@ class TimeResnetBlock : public torch::nn::Module {
   at::Tensor forward_tiles(const at::Tensor& input, const at::Tensor& temb, int64_t tile,
                            const at::Tensor& tile_indices, const at::Tensor& norm2_mean,
                            const at::Tensor& norm2_variance) const;
+  // Mask-aware: two routed blocks (output, then norm2 moments per tile; unet_block_work.h). A
+  // request replaying both computes only its tiles, completing norm2's statistics with the
+  // template's moments of the other tiles and its output with the template's rows; otherwise it
+  // runs dense (and records output and moments when its router captures).
+  at::Tensor forward_routed(const at::Tensor& input, const at::Tensor& temb, UNetRouting& routing) const;
 
  private:
+  at::Tensor tile_pre_norm2(const at::Tensor& input, const at::Tensor& temb, int64_t tile,
+                            const at::Tensor& tile_indices) const;  // [B * n, out, tile + 2, tile + 2]
+  at::Tensor finish_tiles(const at::Tensor& pre_norm2_tiles, const at::Tensor& input, int64_t tile,
+                          const at::Tensor& tile_indices, const at::Tensor& norm2_mean,
+                          const at::Tensor& norm2_variance) const;
+  at::Tensor finish(const at::Tensor& input, const at::Tensor& pre_norm2) const;  // dense
+
   std::shared_ptr<GroupNormLayer> norm1_, norm2_;
   std::shared_ptr<Conv2dLayer> conv1_, conv2_, conv_shortcut_;
   Linear time_emb_proj_{nullptr};

@@ -159,11 +159,15 @@ at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {
     return output;
   };
 
+  auto resnet = [&](const unet::TimeResnetBlock& block, const at::Tensor& input) {
+    return routing ? block.forward_routed(input, temb, *routing) : block.forward(input, temb);
+  };
+
   at::Tensor hidden = conv_in_->forward(sample.to(at::kFloat));
   std::vector<at::Tensor> skips{hidden};
   for (const auto& block : down_) {
     for (size_t j = 0; j < block->resnets.size(); ++j) {
-      hidden = block->resnets[j]->forward(hidden, temb);
+      hidden = resnet(*block->resnets[j], hidden);
       if (!block->attentions.empty()) hidden = transformer(*block->attentions[j], hidden);
       skips.push_back(hidden);
     }
@@ -172,12 +176,12 @@ at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {
       skips.push_back(hidden);
     }
   }
-  hidden = mid_resnets_[0]->forward(hidden, temb);
+  hidden = resnet(*mid_resnets_[0], hidden);
   hidden = transformer(*mid_attention_, hidden);
-  hidden = mid_resnets_[1]->forward(hidden, temb);
+  hidden = resnet(*mid_resnets_[1], hidden);
   for (const auto& block : up_) {
     for (size_t j = 0; j < block->resnets.size(); ++j) {
-      hidden = block->resnets[j]->forward(at::cat({hidden, skips.back()}, 1), temb);
+      hidden = resnet(*block->resnets[j], at::cat({hidden, skips.back()}, 1));
       skips.pop_back();
       if (!block->attentions.empty()) hidden = transformer(*block->attentions[j], hidden);
     }
@@ -187,9 +191,9 @@ at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {
       hidden = block->upsampler->forward(hidden, {next_skip.size(2), next_skip.size(3)});
     }
   }
-  if (routing && routing->next_block != static_cast<int>(unet_transformer_blocks(config_).size()))
-    throw Error("UNet: ran " + std::to_string(routing->next_block) + " transformer blocks, the config lists " +
-                std::to_string(unet_transformer_blocks(config_).size()));
+  if (routing && routing->next_block != static_cast<int>(unet_routed_blocks(config_).size()))
+    throw Error("UNet: ran " + std::to_string(routing->next_block) + " routed blocks, the config lists " +
+                std::to_string(unet_routed_blocks(config_).size()));
   return conv_out_->forward(at::silu(conv_norm_out_->forward(hidden)));
 }
 
