@@ -65,6 +65,15 @@ at::Tensor run_steps(const FluxTransformer& model, const Inputs& inputs, const R
   return latents;
 }
 
+// The denoising loop with every step routed through `router` (carrying the rows it asks for).
+at::Tensor run_replayed(const FluxTransformer& model, const Inputs& inputs, ReplayRouter& router) {
+  return run_steps(model, inputs, [&](FluxRequest& request, int step) {
+    router.set_step(step);
+    request.router = &router;
+    request.carried_rows = router.carried_rows();
+  });
+}
+
 std::shared_ptr<const Capture> capture_template(const FluxTransformer& model, const Inputs& inputs,
                                                 MemoryCaptureStore& store) {
   auto writer = store.begin({"template", "model", "test"});
@@ -102,11 +111,7 @@ TEST_CASE("self-replay reproduces the full computation for both replay cache mod
   for (CacheMode kind : {CacheMode::kv, CacheMode::hidden}) {
     ReplayRouter router(capture, mask, kind, std::vector<bool>(model->block_count(), true),
                         all_steps(), at::kCPU);
-    at::Tensor edited = run_steps(model, inputs, [&](FluxRequest& request, int step) {
-      router.set_step(step);
-      request.router = &router;
-      request.carried_rows = router.carried_rows();
-    });
+    at::Tensor edited = run_replayed(model, inputs, router);
     INFO("cache mode " << cache_mode_name(kind));
     CHECK((edited - full).abs().max().item<double>() <= 1e-4);
     CHECK(router.stats().blocks_from_cache == kSteps * model->block_count());
@@ -135,11 +140,7 @@ TEST_CASE("kv replay attends to resident cached keys in place exactly as to gath
   for (const Case& test_case : cases) {
     ReplayRouter router(capture, test_case.mask, CacheMode::kv, std::vector<bool>(model->block_count(), true),
                         all_steps(), at::kCPU, kDefaultPrefetchDepth, test_case.access);
-    at::Tensor edited = run_steps(model, inputs, [&](FluxRequest& request, int step) {
-      router.set_step(step);
-      request.router = &router;
-      request.carried_rows = router.carried_rows();
-    });
+    at::Tensor edited = run_replayed(model, inputs, router);
     INFO("access " << static_cast<int>(test_case.access) << ", masked " << test_case.mask.masked_count());
     CHECK((edited - full).abs().max().item<double>() <= 1e-4);
     CHECK(router.stats().entries_in_place == test_case.expected_in_place);

@@ -38,15 +38,12 @@ void HostTier::evict_for(int64_t needed) {
 }
 
 at::Tensor HostTier::get(const HostKey& key) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto found = entries_.find(key);
-  if (found == entries_.end()) {
+  at::Tensor tensor = find(key);
+  if (!tensor.defined()) {
+    std::lock_guard<std::mutex> lock(mutex_);
     ++misses_;
-    return {};
   }
-  ++hits_;
-  order_.splice(order_.begin(), order_, found->second.position);
-  return found->second.tensor;
+  return tensor;
 }
 
 at::Tensor HostTier::find(const HostKey& key) {

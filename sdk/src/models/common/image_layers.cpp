@@ -14,15 +14,10 @@ Conv2dLayer::Conv2dLayer(int64_t in_channels, int64_t out_channels, int64_t kern
   bias_ = register_parameter("bias", at::empty({out_channels}), false);
 }
 
-at::Tensor Conv2dLayer::forward(const at::Tensor& input) const {
-  if (input.scalar_type() != weight_.scalar_type())  // mixed precision: products in the weights' dtype
-    return at::conv2d(input.to(weight_.scalar_type()), weight_, bias_, {stride_, stride_}, {padding_, padding_})
-        .to(input.scalar_type());
-  return at::conv2d(input, weight_, bias_, {stride_, stride_}, {padding_, padding_});
-}
+at::Tensor Conv2dLayer::forward(const at::Tensor& input) const { return forward_padded(input, padding_); }
 
 at::Tensor Conv2dLayer::forward_padded(const at::Tensor& input, int64_t padding) const {
-  if (input.scalar_type() != weight_.scalar_type())
+  if (input.scalar_type() != weight_.scalar_type())  // mixed precision: products in the weights' dtype
     return at::conv2d(input.to(weight_.scalar_type()), weight_, bias_, {stride_, stride_}, {padding, padding})
         .to(input.scalar_type());
   return at::conv2d(input, weight_, bias_, {stride_, stride_}, {padding, padding});

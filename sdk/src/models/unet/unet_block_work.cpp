@@ -99,38 +99,23 @@ std::vector<engine::BlockWork> unet_block_work(const UNetConfig& config, int64_t
 double unet_dense_flops_per_latent_token(const UNetConfig& config) {
   const auto& channels = config.block_out_channels;
   const int levels = static_cast<int>(channels.size());
-  double flops = 0;
   auto at_level = [](int level) { return 1.0 / double(int64_t(1) << (2 * level)); };  // rows per latent token
   auto conv3 = [](double in, double out) { return 2.0 * 9.0 * in * out; };
-  auto projections = [&](int64_t width) { return 2.0 * 2.0 * double(width) * double(width); };
-  flops += conv3(double(config.in_channels), double(channels[0]));
-  std::vector<int64_t> skips{channels[0]};
-  int64_t output = channels[0];
+  auto projections = [](int64_t width) { return 2.0 * 2.0 * double(width) * double(width); };
+  double flops = conv3(double(config.in_channels), double(channels[0])) +  // conv_in, conv_out
+                 conv3(double(channels[0]), double(config.out_channels));
   for (int i = 0; i < levels; ++i) {
-    const int64_t input = output;
-    output = channels[i];
-    for (int64_t j = 0; j < config.layers_per_block; ++j) {
-      if (config.has_cross_attention(i)) flops += at_level(i) * projections(output);
-      skips.push_back(output);
-    }
-    if (i + 1 < levels) {
-      flops += at_level(i + 1) * conv3(double(output), double(output));
-      skips.push_back(output);
-    }
+    if (config.has_cross_attention(i))
+      flops += at_level(i) * double(config.layers_per_block) * projections(channels[i]);
+    if (i + 1 < levels) flops += at_level(i + 1) * conv3(double(channels[i]), double(channels[i]));  // downsampler
   }
-  flops += at_level(levels - 1) * projections(channels.back());
-  int64_t previous = channels.back();
+  flops += at_level(levels - 1) * projections(channels.back());  // mid block
   for (int i = 0; i < levels; ++i) {
     const int level = levels - 1 - i;
-    const int64_t out = channels[level];
-    for (int64_t j = 0; j <= config.layers_per_block; ++j) {
-      skips.pop_back();
-      if (config.up_block_types[i] == "CrossAttnUpBlock2D") flops += at_level(level) * projections(out);
-    }
-    if (i + 1 < levels) flops += at_level(level - 1) * conv3(double(out), double(out));
-    previous = out;
+    if (config.up_block_types[i] == "CrossAttnUpBlock2D")
+      flops += at_level(level) * double(config.layers_per_block + 1) * projections(channels[level]);
+    if (i + 1 < levels) flops += at_level(level - 1) * conv3(double(channels[level]), double(channels[level]));  // upsampler
   }
-  flops += conv3(double(channels[0]), double(config.out_channels));
   return flops;
 }
 
