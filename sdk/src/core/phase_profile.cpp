@@ -16,6 +16,8 @@ const char* phase_name(Phase phase) {
     case Phase::output_mlp: return "out proj + mlp";
     case Phase::cache_io: return "capture/replace";
     case Phase::embed_and_out: return "embed + final";
+    case Phase::convolution: return "convolution";
+    case Phase::group_norm: return "group norm";
     case Phase::count: break;
   }
   return "?";
@@ -30,8 +32,10 @@ double PhaseTotals::total() const {
 PhaseRecording::PhaseRecording(PhaseTotals* totals) : previous_(active_totals) { active_totals = totals; }
 PhaseRecording::~PhaseRecording() { active_totals = previous_; }
 
-PhaseTimer::PhaseTimer(Phase phase) : totals_(active_totals), phase_(phase) {
-  if (totals_) start_ = std::chrono::steady_clock::now();
+PhaseTimer::PhaseTimer(Phase phase, double flops) : totals_(active_totals), phase_(phase) {
+  if (!totals_) return;
+  totals_->flops[static_cast<int>(phase)] += flops;
+  start_ = std::chrono::steady_clock::now();
 }
 
 void PhaseTimer::stop() {

@@ -18,6 +18,8 @@ enum class Phase {
   output_mlp,     // output projection, feed-forward, gates and residuals, row scatter
   cache_io,       // recording captures, replacing rows from the cache after a block
   embed_and_out,  // input embeddings, final norm and projection, output assembly
+  convolution,    // Conv2dLayer (UNet, VAE): the oneDNN convolution, its FLOPs counted
+  group_norm,     // GroupNormLayer (UNet, VAE)
   count
 };
 constexpr int kPhaseCount = static_cast<int>(Phase::count);
@@ -25,6 +27,7 @@ const char* phase_name(Phase phase);
 
 struct PhaseTotals {
   std::array<double, kPhaseCount> seconds{};
+  std::array<double, kPhaseCount> flops{};  // counted by the timers that know them (convolutions)
   double total() const;
 };
 
@@ -43,7 +46,8 @@ class PhaseRecording {
 // Times from construction (or the last switch_to) until destruction, charged to the phase.
 class PhaseTimer {
  public:
-  explicit PhaseTimer(Phase phase);
+  // `flops`: the work this scope does, added to the phase's count (0 when not known).
+  explicit PhaseTimer(Phase phase, double flops = 0);
   ~PhaseTimer() { stop(); }
   void switch_to(Phase phase);  // ends the current phase and starts `phase`
   PhaseTimer(const PhaseTimer&) = delete;

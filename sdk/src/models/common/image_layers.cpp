@@ -2,7 +2,10 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <vector>
+
+#include "core/phase_profile.h"
 
 namespace flashps {
 
@@ -17,6 +20,13 @@ Conv2dLayer::Conv2dLayer(int64_t in_channels, int64_t out_channels, int64_t kern
 at::Tensor Conv2dLayer::forward(const at::Tensor& input) const { return forward_padded(input, padding_); }
 
 at::Tensor Conv2dLayer::forward_padded(const at::Tensor& input, int64_t padding) const {
+  const int64_t kernel = weight_.size(2);
+  const auto output_side = [&](int64_t side) { return (side + 2 * padding - kernel) / stride_ + 1; };
+  const double flops = input.dim() == 4 ? 2.0 * double(input.size(0) * weight_.size(0) * weight_.size(1)) *
+                                              double(kernel * kernel * output_side(input.size(2)) *
+                                                     output_side(input.size(3)))
+                                        : 0.0;
+  PhaseTimer timer(Phase::convolution, flops);
   if (input.scalar_type() != weight_.scalar_type())  // mixed precision: products in the weights' dtype
     return at::conv2d(input.to(weight_.scalar_type()), weight_, bias_, {stride_, stride_}, {padding, padding})
         .to(input.scalar_type());
@@ -30,13 +40,33 @@ GroupNormLayer::GroupNormLayer(int64_t num_groups, int64_t channels, double eps)
 }
 
 at::Tensor GroupNormLayer::forward(const at::Tensor& input) const {
-  if (input.scalar_type() != weight_.scalar_type())  // mixed precision: statistics in the activations' dtype
+  PhaseTimer timer(Phase::group_norm);
+  const bool reduced_precision = input.scalar_type() == at::kBFloat16 || input.scalar_type() == at::kHalf;
+  const bool channels_last = input.dim() == 4 && !input.is_contiguous() && input.is_contiguous(at::MemoryFormat::ChannelsLast);
+  if (!reduced_precision && !channels_last)  // LibTorch's kernel for this layout is exact enough
     return at::group_norm(input, num_groups_, weight_.to(input.scalar_type()), bias_.to(input.scalar_type()), eps_);
-  return at::group_norm(input, num_groups_, weight_, bias_, eps_);
+  // LibTorch's CPU group_norm loses the statistics in two cases: in bf16/fp16 it accumulates in
+  // that dtype (errors of order 1 on unit-variance input), and on channels-last input (LibTorch
+  // 1.13) it computes E[x^2] - E[x]^2 in one pass, which cancels when a group's mean is large
+  // next to its spread (a mean of 100 with spread 0.5 gave errors of 0.13, even in float32).
+  // So: float32, minus a per-group estimate of the mean, which group norm does not see.
+  const at::Tensor x = input.to(at::kFloat);
+  at::Tensor shifted = x;
+  if (input.dim() == 4) {
+    const int64_t batch = x.size(0), channels = x.size(1), height = x.size(2), width = x.size(3);
+    const int64_t stride = std::max<int64_t>(1, std::min(height, width) / 16);  // a 16 x 16 sample
+    const at::Tensor sample = x.slice(2, 0, height, stride).slice(3, 0, width, stride);
+    const at::Tensor group_means =
+        sample.reshape({batch, num_groups_, channels / num_groups_, -1}).mean({2, 3}, /*keepdim=*/true);
+    shifted = x - group_means.expand({batch, num_groups_, channels / num_groups_, 1}).reshape({batch, channels, 1, 1});
+  }
+  return at::group_norm(shifted, num_groups_, weight_.to(at::kFloat), bias_.to(at::kFloat), eps_)
+      .to(input.scalar_type());
 }
 
 at::Tensor GroupNormLayer::forward_with_statistics(const at::Tensor& input, const at::Tensor& mean,
                                                    const at::Tensor& variance) const {
+  PhaseTimer timer(Phase::group_norm);
   const int64_t batch = input.size(0), channels = input.size(1);
   std::vector<int64_t> grouped{batch, num_groups_, channels / num_groups_};
   for (int64_t d = 2; d < input.dim(); ++d) grouped.push_back(input.size(d));
