@@ -47,7 +47,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   FluxPipelineComponents components;
   components.model_dir = model_dir;
   components.transformer = load_flux_transformer((fs::path(model_dir) / "transformer").string(), dtype);
-  components.vae = load_image_autoencoder((fs::path(model_dir) / "vae").string(), at::kFloat);
+  components.vae = load_image_autoencoder((fs::path(model_dir) / "vae").string(), autoencoder_dtype_for(dtype));
   const fs::path scheduler_config = fs::path(model_dir) / "scheduler" / "scheduler_config.json";
   if (!fs::exists(scheduler_config)) throw NotFoundError(model_dir + ": no scheduler/scheduler_config.json");
   components.scheduler = load_scheduler(scheduler_config.string());

@@ -65,7 +65,7 @@ std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& mo
   SDPipelineComponents components;
   components.model_dir = model_dir;
   components.unet = load_unet(component("unet"), dtype);
-  components.vae = load_image_autoencoder(component("vae"), at::kFloat);
+  components.vae = load_image_autoencoder(component("vae"), autoencoder_dtype_for(dtype));
   components.text.tokenizer = ClipTokenizer::load(component("tokenizer"));
   components.text.text_encoder = load_clip_text_model(component("text_encoder"), dtype);
   if (index.contains("text_encoder_2") && !index["text_encoder_2"].is_null()) {

@@ -10,6 +10,10 @@
 
 namespace flashps {
 
+at::ScalarType autoencoder_dtype_for(at::ScalarType model_dtype) {
+  return model_dtype == at::kBFloat16 ? at::kBFloat16 : at::kFloat;
+}
+
 std::shared_ptr<ImageAutoencoder> load_image_autoencoder(const std::string& dir, at::ScalarType dtype) {
   const std::filesystem::path config_path = std::filesystem::path(dir) / "config.json";
   if (!std::filesystem::is_regular_file(config_path))
