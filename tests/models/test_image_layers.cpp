@@ -63,6 +63,29 @@ TEST_CASE("GroupNormLayer normalises bf16 activations with float32 statistics", 
   }
 }
 
+TEST_CASE("GroupNormLayer fuses the SiLU after it, in every layout and for any trailing shape", "[layers][group_norm]") {
+  const GroupNormLayer layer = layer_with_affine(4, 12);
+  at::manual_seed(13);
+  const at::Tensor image = 2 + at::randn({3, 12, 7, 9});
+  const at::Tensor expected = at::silu(reference_group_norm(image, layer));
+  for (const auto format : {at::MemoryFormat::Contiguous, at::MemoryFormat::ChannelsLast}) {
+    CHECK(max_error(layer.forward_silu(image.contiguous(format)), expected) < 1e-5);
+    CHECK(max_error(layer.forward_silu(image.to(at::kBFloat16).contiguous(format)),
+                    at::silu(reference_group_norm(image.to(at::kBFloat16), layer))) < 0.02);
+  }
+  const at::Tensor tokens = image.flatten(2);  // [B, C, N]
+  CHECK(max_error(layer.forward_silu(tokens), expected.flatten(2)) < 1e-5);
+  CHECK(max_error(layer.forward(tokens), reference_group_norm(image, layer).flatten(2)) < 1e-5);
+  // A strided view is read as its values, not its storage.
+  const at::Tensor every_other = image.slice(3, 0, 9, 2);
+  CHECK(max_error(layer.forward(every_other), reference_group_norm(every_other, layer)) < 1e-5);
+}
+
+TEST_CASE("GroupNormLayer refuses channels that do not split into its groups", "[layers][group_norm]") {
+  const GroupNormLayer layer(4, 12, 1e-6);
+  CHECK_THROWS_WITH(layer.forward(at::randn({1, 10, 4, 4})), Catch::Contains("10 channels do not split into 4 groups"));
+}
+
 TEST_CASE("Conv2dLayer counts its FLOPs for the phase profiler", "[layers][phase_profile]") {
   flashps::Conv2dLayer conv(3, 8, 3, /*stride=*/2, /*padding=*/1);
   for (auto& parameter : conv.parameters()) parameter.normal_();

@@ -39,15 +39,6 @@ FLASHPS_VECTOR_CLONES void gelu_row(const float* in, float* out, int64_t count) 
   }
 }
 
-FLASHPS_VECTOR_CLONES void bf16_row_to_float(const uint16_t* in, float* out, int64_t count) {
-#pragma omp simd
-  for (int64_t i = 0; i < count; ++i) out[i] = bf16_to_float(in[i]);
-}
-
-FLASHPS_VECTOR_CLONES void float_row_to_bf16(const float* in, uint16_t* out, int64_t count) {
-#pragma omp simd
-  for (int64_t i = 0; i < count; ++i) out[i] = float_to_bf16(in[i]);
-}
 
 // Applies `kernel(in, out, count)` over chunks of a float32 or bf16 tensor, in parallel.
 template <typename Kernel>
@@ -82,6 +73,16 @@ at::Tensor map_elements(const at::Tensor& input, Kernel kernel) {
 }
 
 }  // namespace
+
+FLASHPS_VECTOR_CLONES void bf16_row_to_float(const uint16_t* in, float* out, int64_t count) {
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i) out[i] = bf16_to_float(in[i]);
+}
+
+FLASHPS_VECTOR_CLONES void float_row_to_bf16(const float* in, uint16_t* out, int64_t count) {
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i) out[i] = float_to_bf16(in[i]);
+}
 
 bool fast_kernels_apply(const at::Tensor& x) {
   return x.device().is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16) &&

@@ -23,4 +23,8 @@ at::Tensor fast_head_rms_norm(const at::Tensor& x, const at::Tensor& weight, int
 
 bool fast_kernels_apply(const at::Tensor& x);  // CPU, contiguous-able float32/bfloat16
 
+// bfloat16 bits <-> float32 rows (round to nearest even, as ATen does), vectorised.
+void bf16_row_to_float(const uint16_t* in, float* out, int64_t count);
+void float_row_to_bf16(const float* in, uint16_t* out, int64_t count);
+
 }  // namespace flashps

@@ -2,9 +2,9 @@
 
 #include <ATen/ATen.h>
 
-#include <algorithm>
 #include <vector>
 
+#include "core/group_norm_kernel.h"
 #include "core/phase_profile.h"
 
 namespace flashps {
@@ -39,29 +39,20 @@ GroupNormLayer::GroupNormLayer(int64_t num_groups, int64_t channels, double eps)
   bias_ = register_parameter("bias", at::empty({channels}), false);
 }
 
-at::Tensor GroupNormLayer::forward(const at::Tensor& input) const {
+at::Tensor GroupNormLayer::forward(const at::Tensor& input) const { return normalize(input, false); }
+
+at::Tensor GroupNormLayer::forward_silu(const at::Tensor& input) const { return normalize(input, true); }
+
+at::Tensor GroupNormLayer::normalize(const at::Tensor& input, bool silu) const {
   PhaseTimer timer(Phase::group_norm);
-  const bool reduced_precision = input.scalar_type() == at::kBFloat16 || input.scalar_type() == at::kHalf;
-  const bool channels_last = input.dim() == 4 && !input.is_contiguous() && input.is_contiguous(at::MemoryFormat::ChannelsLast);
-  if (!reduced_precision && !channels_last)  // LibTorch's kernel for this layout is exact enough
-    return at::group_norm(input, num_groups_, weight_.to(input.scalar_type()), bias_.to(input.scalar_type()), eps_);
-  // LibTorch's CPU group_norm loses the statistics in two cases: in bf16/fp16 it accumulates in
-  // that dtype (errors of order 1 on unit-variance input), and on channels-last input (LibTorch
-  // 1.13) it computes E[x^2] - E[x]^2 in one pass, which cancels when a group's mean is large
-  // next to its spread (a mean of 100 with spread 0.5 gave errors of 0.13, even in float32).
-  // So: float32, minus a per-group estimate of the mean, which group norm does not see.
-  const at::Tensor x = input.to(at::kFloat);
-  at::Tensor shifted = x;
-  if (input.dim() == 4) {
-    const int64_t batch = x.size(0), channels = x.size(1), height = x.size(2), width = x.size(3);
-    const int64_t stride = std::max<int64_t>(1, std::min(height, width) / 16);  // a 16 x 16 sample
-    const at::Tensor sample = x.slice(2, 0, height, stride).slice(3, 0, width, stride);
-    const at::Tensor group_means =
-        sample.reshape({batch, num_groups_, channels / num_groups_, -1}).mean({2, 3}, /*keepdim=*/true);
-    shifted = x - group_means.expand({batch, num_groups_, channels / num_groups_, 1}).reshape({batch, channels, 1, 1});
-  }
-  return at::group_norm(shifted, num_groups_, weight_.to(at::kFloat), bias_.to(at::kFloat), eps_)
-      .to(input.scalar_type());
+  // LibTorch's CPU kernel loses the statistics of bf16 and channels-last input
+  // (core/group_norm_kernel.h); ours also fuses the SiLU that follows most norms.
+  if (group_norm_kernel_applies(input)) return group_norm_cpu(input, num_groups_, weight_, bias_, eps_, silu);
+  // Elsewhere (GPUs, autograd): statistics in at least float32.
+  const at::ScalarType dtype = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  at::Tensor output = at::group_norm(input.to(dtype), num_groups_, weight_.to(dtype), bias_.to(dtype), eps_);
+  if (silu) output = at::silu(output);
+  return output.to(input.scalar_type());
 }
 
 at::Tensor GroupNormLayer::forward_with_statistics(const at::Tensor& input, const at::Tensor& mean,

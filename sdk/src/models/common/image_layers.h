@@ -30,12 +30,14 @@ class GroupNormLayer : public torch::nn::Module {
  public:
   GroupNormLayer(int64_t num_groups, int64_t channels, double eps);
   at::Tensor forward(const at::Tensor& input) const;
+  at::Tensor forward_silu(const at::Tensor& input) const;  // SiLU(forward(input)), fused on CPUs
   // Normalises with given statistics instead of the input's own: mean and variance [B, groups]
   // (float32) for input [B, C, ...] (tiles of an image whose statistics cover the whole image).
   at::Tensor forward_with_statistics(const at::Tensor& input, const at::Tensor& mean, const at::Tensor& variance) const;
   int64_t groups() const { return num_groups_; }
 
  private:
+  at::Tensor normalize(const at::Tensor& input, bool silu) const;
   at::Tensor weight_;
   at::Tensor bias_;
   int64_t num_groups_;

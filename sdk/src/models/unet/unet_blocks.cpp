@@ -24,12 +24,12 @@ TimeResnetBlock::TimeResnetBlock(int64_t in_channels, int64_t out_channels, int6
 }
 
 at::Tensor TimeResnetBlock::pre_norm2(const at::Tensor& input, const at::Tensor& temb) const {
-  at::Tensor hidden = conv1_->forward(at::silu(norm1_->forward(input)));
+  at::Tensor hidden = conv1_->forward(norm1_->forward_silu(input));
   return hidden + time_emb_proj_->forward(at::silu(temb)).unsqueeze(-1).unsqueeze(-1);
 }
 
 at::Tensor TimeResnetBlock::finish(const at::Tensor& input, const at::Tensor& pre_norm2) const {
-  const at::Tensor hidden = conv2_->forward(at::silu(norm2_->forward(pre_norm2)));
+  const at::Tensor hidden = conv2_->forward(norm2_->forward_silu(pre_norm2));
   return (conv_shortcut_ ? conv_shortcut_->forward(input) : input) + hidden;
 }
 
@@ -40,7 +40,7 @@ at::Tensor TimeResnetBlock::forward(const at::Tensor& input, const at::Tensor& t
 at::Tensor TimeResnetBlock::tile_pre_norm2(const at::Tensor& input, const at::Tensor& temb, int64_t tile,
                                            const at::Tensor& tile_indices) const {
   // conv1's zero padding is the zero halo beyond the map; its outputs cover the tile and a ring.
-  const at::Tensor activated = at::silu(norm1_->forward(input));
+  const at::Tensor activated = norm1_->forward_silu(input);
   const at::Tensor hidden = conv1_->forward_padded(gather_tiles(activated, tile, tile_indices, 2), 0);
   return hidden +
          time_emb_proj_->forward(at::silu(temb)).repeat_interleave(tile_indices.numel(), 0).unsqueeze(-1).unsqueeze(-1);

@@ -194,7 +194,7 @@ at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {
   if (routing && routing->next_block != static_cast<int>(unet_routed_blocks(config_).size()))
     throw Error("UNet: ran " + std::to_string(routing->next_block) + " routed blocks, the config lists " +
                 std::to_string(unet_routed_blocks(config_).size()));
-  return conv_out_->forward(at::silu(conv_norm_out_->forward(hidden)));
+  return conv_out_->forward(conv_norm_out_->forward_silu(hidden));
 }
 
 at::ScalarType UNet2DConditionModelImpl::dtype() const {

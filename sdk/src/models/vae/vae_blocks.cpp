@@ -19,13 +19,9 @@ ResnetBlock2D::ResnetBlock2D(int64_t in_channels, int64_t out_channels, int64_t 
 }
 
 at::Tensor ResnetBlock2D::forward(const at::Tensor& input) const {
-  // Intermediates are fresh tensors, so the activations and the residual add run in place.
-  at::Tensor hidden = norm1_->forward(input);
-  at::silu_(hidden);
-  hidden = conv1_->forward(hidden);
-  hidden = norm2_->forward(hidden);
-  at::silu_(hidden);
-  hidden = conv2_->forward(hidden);
+  // conv2's output is a fresh tensor, so the residual add runs in place.
+  at::Tensor hidden = conv1_->forward(norm1_->forward_silu(input));
+  hidden = conv2_->forward(norm2_->forward_silu(hidden));
   hidden.add_(conv_shortcut_ ? conv_shortcut_->forward(input) : input);
   return hidden;
 }

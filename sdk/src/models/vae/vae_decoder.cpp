@@ -52,9 +52,7 @@ at::Tensor VaeDecoder::forward(const at::Tensor& latent) const {
   at::Tensor hidden = conv_in_->forward(latent);
   hidden = mid_block_->forward(hidden);
   for (const auto& block : up_blocks_) hidden = block->forward(hidden);
-  hidden = conv_norm_out_->forward(hidden);
-  at::silu_(hidden);
-  return conv_out_->forward(hidden);
+  return conv_out_->forward(conv_norm_out_->forward_silu(hidden));
 }
 
 }  // namespace flashps::vae

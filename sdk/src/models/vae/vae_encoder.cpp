@@ -51,9 +51,7 @@ at::Tensor VaeEncoder::forward(const at::Tensor& image) const {
   at::Tensor hidden = conv_in_->forward(image);
   for (const auto& block : down_blocks_) hidden = block->forward(hidden);
   hidden = mid_block_->forward(hidden);
-  hidden = conv_norm_out_->forward(hidden);
-  at::silu_(hidden);
-  return conv_out_->forward(hidden);
+  return conv_out_->forward(conv_norm_out_->forward_silu(hidden));
 }
 
 }  // namespace flashps::vae
