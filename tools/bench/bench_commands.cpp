@@ -274,6 +274,10 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   edit->add_option("--unet-config", sd_options.config, "sd: sd2-inpaint (865M) or sd15-inpaint (860M)")
       ->check(CLI::IsMember({"sd2-inpaint", "sd15-inpaint"}))
       ->capture_default_str();
+  edit->add_option("--unet-dir", sd_options.unet_dir,
+                   "sd: a diffusers UNet folder to run instead of the random-weight --unet-config (fidelity on real weights)")
+      ->check(CLI::ExistingDirectory);
+  edit->add_option("--photos", sd_options.photos_dir, "sd: photos for the VAE's bf16 accuracy check")->capture_default_str();
   edit->add_option("--size", sd_options.size, "sd: image pixels per side (multiple of 64)")->capture_default_str();
   edit->add_flag("!--no-vae", sd_options.time_vae, "sd: do not time the VAE");
   edit->add_flag("!--no-planner", sd_options.use_planner, "sd: take every block from the cache");
@@ -292,7 +296,8 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   edit->add_option("--double-blocks", options.model.num_layers, "Double-stream blocks")->capture_default_str();
   edit->add_option("--single-blocks", options.model.num_single_layers, "Single-stream blocks")->capture_default_str();
   edit->add_flag("--phase-profile", options.phase_profile,
-                 "flux: run every row once more with the phase profiler and print where each step's time goes");
+                 "flux: run every row once more with the phase profiler and print where each step's time goes; "
+                 "sd: profile the VAE decode (convolution FLOP/s against the kernels alone)");
   edit->add_option("--json", json_path, "Write the results as JSON to this file");
   edit->add_flag("--quiet,-q", quiet, "No progress bar");
   edit->callback([&action, edit] {
@@ -303,6 +308,7 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
         if (edit->count("--steps")) sd_options.steps = options.steps;
         if (edit->count("--ratios")) sd_options.mask_ratios = options.mask_ratios;
         if (edit->count("--dtypes")) sd_options.dtypes = options.dtypes;
+        sd_options.phase_profile = options.phase_profile;
         sd_options.progress = options.progress;
         bench::SDEditBenchmarkReport report = bench::run_sd_edit_benchmark(sd_options);
         finish_progress_line(quiet);

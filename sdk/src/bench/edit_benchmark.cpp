@@ -84,7 +84,8 @@ nlohmann::json profiled_run(const std::string& mode, double ratio, int steps, co
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   nlohmann::json phases;
-  for (int p = 0; p < kPhaseCount; ++p) phases[phase_name(static_cast<Phase>(p))] = 1e3 * totals.seconds[p] / steps;
+  for (int p = 0; p < kPhaseCount; ++p)  // phases of other model families (convolutions) stay out
+    if (totals.seconds[p] > 0) phases[phase_name(static_cast<Phase>(p))] = 1e3 * totals.seconds[p] / steps;
   phases["outside the model"] = 1e3 * (seconds - totals.total()) / steps;
   return {{"mode", mode}, {"mask_ratio", ratio}, {"ms_per_step", 1e3 * seconds / steps}, {"phases", phases}};
 }
@@ -416,14 +417,21 @@ std::string EditBenchmarkReport::phase_table() const {
       out << cell;
     }
     out << "\n";
-    std::vector<std::string> names;
-    for (int p = 0; p < kPhaseCount; ++p) names.push_back(phase_name(static_cast<Phase>(p)));
+    std::vector<std::string> names;  // the phases any run recorded, in the profiler's order
+    for (int p = 0; p < kPhaseCount; ++p) {
+      const std::string name = phase_name(static_cast<Phase>(p));
+      for (const auto& run : runs)
+        if (run["phases"].contains(name)) {
+          names.push_back(name);
+          break;
+        }
+    }
     names.push_back("outside the model");
     for (const std::string& name : names) {
       std::snprintf(cell, sizeof(cell), "%-18s", name.c_str());
       out << cell;
       for (const auto& run : runs) {
-        std::snprintf(cell, sizeof(cell), " %13.2f", run["phases"][name].get<double>());
+        std::snprintf(cell, sizeof(cell), " %13.2f", run["phases"].value(name, 0.0));
         out << cell;
       }
       out << "\n";

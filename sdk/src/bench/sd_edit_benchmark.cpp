@@ -2,24 +2,30 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <sstream>
 
 #include "bench/bench_support.h"
 #include "core/dnnl_matmul.h"
 #include "core/error.h"
+#include "core/image.h"
 #include "core/image_metrics.h"
+#include "core/phase_profile.h"
 #include "core/runtime.h"
 #include "engine/capture_router.h"
 #include "engine/planner.h"
 #include "engine/replay_router.h"
+#include "models/common/image_layers.h"
 #include "models/common/layers.h"
 #include "models/random_weights.h"
 #include "models/unet/resnet_tiles.h"
 #include "models/unet/unet_block_work.h"
 #include "models/unet/unet_model.h"
 #include "models/vae/autoencoder_kl.h"
+#include "pipeline/image_tensors.h"
 
 namespace flashps::bench {
 namespace {
@@ -27,7 +33,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Workload {
-  at::Tensor latents, conditioning, context;  // [1, 4, h, w], [1, 5, h, w], [2, 77, D]
+  at::Tensor latents, conditioning, context;  // [1, 4, h, w], [1, 5, h, w] (inpainting UNets), [2, 77, D]
+  at::Tensor text_embeds, time_ids;           // SDXL's added conditions, [2, D] and [2, 6]
   int steps = 2;
 };
 
@@ -43,7 +50,11 @@ LoopTimes denoise(const UNet2DConditionModel& model, const Workload& work,
   at::Tensor latents = work.latents.clone();
   for (int step = 0; step < work.steps; ++step) {
     UNetInputs inputs;
-    inputs.sample = at::cat({latents, work.conditioning}, 1).expand({2, -1, -1, -1}).contiguous();
+    inputs.sample = (work.conditioning.defined() ? at::cat({latents, work.conditioning}, 1) : latents)
+                        .expand({2, -1, -1, -1})
+                        .contiguous();
+    inputs.text_embeds = work.text_embeds;
+    inputs.time_ids = work.time_ids;
     inputs.timestep = at::full({2}, 999.0 - 998.0 * step / std::max(1, work.steps - 1));
     inputs.encoder_hidden_states = work.context;
     inputs.routing = route ? route(step) : nullptr;
@@ -65,6 +76,66 @@ int64_t parameter_count(const torch::nn::Module& module) {
 nlohmann::json sd_vae_config() {
   return {{"in_channels", 3}, {"out_channels", 3}, {"block_out_channels", {128, 256, 512, 512}},
           {"layers_per_block", 2}, {"latent_channels", 4}, {"norm_num_groups", 32}, {"scaling_factor", 0.18215}};
+}
+
+// Every .jpg/.png photo in `dir` (sorted by name; none when the folder does not exist), centre-
+// cropped to a square and resized to `size`: [1, 3, size, size] in [-1, 1].
+std::vector<at::Tensor> photos_at_size(const std::string& dir, int64_t size) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths;
+  if (dir.empty() || !fs::is_directory(dir)) return {};
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string extension = entry.path().extension().string();
+    if (extension == ".jpg" || extension == ".jpeg" || extension == ".png") paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<at::Tensor> photos;
+  for (const std::string& path : paths) {
+    const at::Tensor image = image_to_tensor(to_rgb(read_image(path)));
+    const int64_t side = std::min(image.size(1), image.size(2));
+    const at::Tensor square = image.narrow(1, (image.size(1) - side) / 2, side).narrow(2, (image.size(2) - side) / 2, side);
+    photos.push_back(at::upsample_bilinear2d(square.unsqueeze(0), {size, size}, false));
+  }
+  return photos;
+}
+
+// One decode under the phase profiler: milliseconds per phase, and the convolutions' counted
+// GFLOP and the rate they ran at.
+nlohmann::json profiled_decode(const AutoencoderKL& vae, const at::Tensor& latents) {
+  PhaseTotals totals;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    PhaseRecording recording(&totals);
+    vae.decode_latents(latents);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int convolution = static_cast<int>(Phase::convolution), group_norm = static_cast<int>(Phase::group_norm);
+  return {{"seconds", seconds},
+          {"convolution_seconds", totals.seconds[convolution]},
+          {"convolution_gflop", totals.flops[convolution] / 1e9},
+          {"convolution_gflops_per_second", totals.flops[convolution] / 1e9 / totals.seconds[convolution]},
+          {"group_norm_seconds", totals.seconds[group_norm]},
+          {"rest_seconds", seconds - totals.seconds[convolution] - totals.seconds[group_norm]}};
+}
+
+// The SD decoder's 3x3 convolution at each level (channels, side), alone on channels-last
+// activations as the decoder runs them: the kernel's own rate, fastest of two after a warm-up.
+nlohmann::json decoder_convolutions_alone(at::ScalarType dtype, int64_t image_size) {
+  nlohmann::json rates = nlohmann::json::array();
+  const std::pair<int64_t, int64_t> levels[] = {{512, image_size / 8}, {512, image_size / 4},
+                                                {256, image_size / 2}, {128, image_size}};
+  for (const auto& [channels, side] : levels) {
+    Conv2dLayer conv(channels, channels, 3, 1, 1);
+    fill_random_weights(conv, 7);
+    conv.to(dtype);
+    const at::Tensor input = at::randn({1, channels, side, side}).to(dtype).contiguous(at::MemoryFormat::ChannelsLast);
+    conv.forward(input);
+    const double seconds = fastest_of(2, [&] { conv.forward(input); });
+    const double gflop = 2.0 * double(channels * channels * 9 * side * side) / 1e9;
+    rates.push_back({{"channels", channels}, {"side", side}, {"gflop", gflop}, {"seconds", seconds},
+                     {"gflops_per_second", gflop / seconds}});
+  }
+  return rates;
 }
 
 }  // namespace
@@ -94,11 +165,15 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
   at::NoGradGuard no_grad;
   if (options.size % 64) throw Error("bench edit --family sd: --size must be a multiple of 64");
   SDEditBenchmarkReport report;
-  const UNetConfig config = sd_bench_unet_config(options.config);
+  const bool fixed_weights = !options.unet_dir.empty();
+  UNet2DConditionModel model = fixed_weights ? load_unet(options.unet_dir) : UNet2DConditionModel(sd_bench_unet_config(options.config));
+  if (!fixed_weights) fill_random_weights(*model, options.seed + 1);
+  const UNetConfig config = model->config();
   const int64_t grid = options.size / 8;
-  UNet2DConditionModel model(config);
-  fill_random_weights(*model, options.seed + 1);
-  report.config = {{"unet", options.config},
+  if (config.in_channels != 9 && config.in_channels != 4)
+    throw Error("bench edit --family sd: " + options.unet_dir + ": expected a UNet with 9 (inpainting) or 4 input channels, got " +
+                std::to_string(config.in_channels));
+  report.config = {{"unet", fixed_weights ? options.unet_dir : options.config},
                    {"parameters", parameter_count(*model)},
                    {"size", options.size},
                    {"latent_grid", grid},
@@ -122,11 +197,19 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
   Workload work;
   work.steps = options.steps;
   work.latents = at::randn({1, 4, grid, grid}, generator);
-  work.conditioning = at::randn({1, 5, grid, grid}, generator);
+  if (config.in_channels == 9) work.conditioning = at::randn({1, 5, grid, grid}, generator);
   work.context = at::randn({2, 77, config.cross_attention_dim}, generator);
+  if (config.addition_time_embed_dim > 0) {  // SDXL: a pooled text embedding and 6 micro-conditions
+    const int64_t time_ids = 6;
+    work.text_embeds = at::randn({2, config.projection_class_embeddings_input_dim - time_ids * config.addition_time_embed_dim}, generator);
+    work.time_ids = at::tensor({double(options.size), double(options.size), 0.0, 0.0, double(options.size), double(options.size)})
+                        .to(at::kFloat)
+                        .expand({2, time_ids})
+                        .contiguous();
+  }
 
   int done = 0;
-  const int total = int(options.dtypes.size() * (2 + options.mask_ratios.size()) + (options.time_vae ? 1 : 0));
+  const int total = int(options.dtypes.size() * (2 + options.mask_ratios.size()) + (options.time_vae && !fixed_weights ? 1 : 0));
   auto tick = [&] { report_progress(options.progress, {"bench", ++done, total, 0}); };
 
   for (const std::string& dtype_name : options.dtypes) {
@@ -243,7 +326,7 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
     }
   }
 
-  if (options.time_vae) {  // the pipeline runs the VAE in float32 (diffusers' force_upcast)
+  if (options.time_vae && !fixed_weights) {
     AutoencoderKL vae(parse_autoencoder_kl_config(sd_vae_config(), "SD VAE"));
     fill_random_weights(vae, options.seed + 2);
     const at::Tensor latents = at::randn({1, 4, grid, grid}, generator);
@@ -252,8 +335,10 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
     const at::Tensor image = at::rand({1, 3, options.size, options.size}, generator) * 2 - 1;
     const double encode = fastest_of(1, [&] { vae.encode_to_latents(image); });
     report.extra["vae_fp32"] = {{"decode_seconds", decode}, {"encode_seconds", encode}, {"parameters", parameter_count(vae)}};
-    // The same VAE in bf16, side by side: time, and how far its decode is from float32's (random
-    // weights: the accuracy on photos needs a trained VAE).
+    // The same VAE in bf16, side by side: time, and how far its decode is from float32's.
+    const std::vector<at::Tensor> photos = photos_at_size(options.photos_dir, options.size);
+    std::vector<at::Tensor> photo_round_trips;  // float32 encode + decode of each photo
+    for (const at::Tensor& photo : photos) photo_round_trips.push_back(vae.decode_latents(vae.encode_to_latents(photo)));
     const at::Tensor reference = vae.decode_latents(latents);
     const double range = (reference.max() - reference.min()).item<double>();
     // Tiled decode forced at this size (256-pixel tiles, 64 pixels of overlap), as images above
@@ -277,6 +362,19 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
     report.extra["vae_bf16"] = {{"decode_seconds", decode_bf16},
                                 {"encode_seconds", encode_bf16},
                                 {"decode_psnr_vs_fp32_db", psnr(decoded_bf16[0], reference[0], range)}};
+    for (size_t p = 0; p < photos.size(); ++p) {  // bf16 encode + decode against float32's
+      const at::Tensor round_trip = vae.decode_latents(vae.encode_to_latents(photos[p]));
+      const double photo_range = (photo_round_trips[p].max() - photo_round_trips[p].min()).item<double>();
+      report.extra["vae_bf16"]["photo_round_trip_psnr_vs_fp32_db"].push_back(psnr(round_trip[0], photo_round_trips[p][0], photo_range));
+    }
+    if (options.phase_profile) {
+      for (const char* dtype_name : {"fp32", "bf16"}) {
+        const at::ScalarType dtype = std::string(dtype_name) == "bf16" ? at::kBFloat16 : at::kFloat;
+        vae.to(dtype);
+        report.extra["vae_decode_profile"][dtype_name] = profiled_decode(vae, latents);
+        report.extra["vae_convolutions_alone"][dtype_name] = decoder_convolutions_alone(dtype, options.size);
+      }
+    }
     tick();
   }
   return report;

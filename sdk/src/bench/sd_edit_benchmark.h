@@ -23,7 +23,17 @@ struct SDEditBenchmarkOptions {
   std::vector<double> mask_ratios = {0.1, 0.2, 0.35};
   std::vector<std::string> dtypes = {"fp32", "bf16"};
   bool use_planner = true;
+  // A diffusers UNet folder (config.json + weights) to run instead of the random-weight `config`,
+  // such as the fixtures' tiny UNets: its trained or fixed weights give the fidelity figures.
+  // Inpainting (9 input channels) and plain (4) UNets, SDXL's added conditions included.
+  std::string unet_dir;
   bool time_vae = true;
+  // Also profiles the VAE decode by phase (convolutions with their counted FLOPs, group norms,
+  // the rest) in fp32 and bf16, and times the decoder's convolution shapes alone: what bounds it.
+  bool phase_profile = false;
+  // Photos for the VAE's bf16 accuracy check (encode + decode against float32's); skipped when
+  // the folder does not exist.
+  std::string photos_dir = "samples/images";
   uint64_t seed = 0;
   ProgressCallback progress;
 };
