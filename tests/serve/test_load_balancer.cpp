@@ -75,3 +75,37 @@ TEST_CASE("policies are named, and unknown names are errors", "[serve][scheduler
     CHECK(std::string(balance_policy_name(balance_policy_from_name(name))) == name);
   CHECK_THROWS_WITH(balance_policy_from_name("random"), Catch::Contains("mask-aware"));
 }
+
+TEST_CASE("finish-time steps the worker's batch forward, queue included", "[serve][scheduler]") {
+  const DeviceProfile profile = h800_flux_profile();
+  LoadBalancer balancer(BalancePolicy::finish_time, {&profile}, 2);  // at most 2 running
+  const RequestWork finishing = request_with(0.5, 1), queued = request_with(0.3, 28), incoming = request_with(0.2, 28);
+  // Step 1 runs the two finishing requests; then the queued one and the new one run 28 steps.
+  const double expected = estimate_step(profile, {finishing, finishing}).seconds +
+                          28 * estimate_step(profile, {queued, incoming}).seconds;
+  CHECK(balancer.predicted_finish(incoming, {finishing, finishing, queued}, profile) == Approx(expected));
+  // With nothing outstanding it is the request's own 28 steps.
+  CHECK(balancer.predicted_finish(incoming, {}, profile) == Approx(28 * estimate_step(profile, {incoming}).seconds));
+}
+
+TEST_CASE("finish-time routes past a worker whose batch is full", "[serve][scheduler]") {
+  const DeviceProfile profile = h800_flux_profile();
+  std::vector<const DeviceProfile*> profiles(2, &profile);
+  WorkerBatcher full(batching_config("cb", 2)), busy(batching_config("cb", 2));
+  RequestId next = 1;
+  load(full, next, {0.5, 0.5});        // two requests fill the batch: a third waits 28 steps
+  load(busy, next, {0.5, 0.5, 0.5});   // one more request, but...
+  // ... one of busy's requests is about to finish, so the new one starts there after one step.
+  busy.next_action();
+  full.next_action();
+  for (int step = 0; step < 27; ++step) busy.step_done(busy.running());
+  const std::vector<const WorkerBatcher*> workers{&full, &busy};
+  const RequestWork incoming = request_with(0.2);
+  LoadBalancer finish_time(BalancePolicy::finish_time, profiles, 2);
+  const double on_full = finish_time.predicted_finish(incoming, full.outstanding(), profile);
+  const double on_busy = finish_time.predicted_finish(incoming, busy.outstanding(), profile);
+  CHECK(on_busy < on_full);
+  CHECK(finish_time.choose(incoming, workers) == 1);
+  LoadBalancer by_count(BalancePolicy::request_count, profiles, 2);
+  CHECK(by_count.choose(incoming, workers) == 0);
+}
