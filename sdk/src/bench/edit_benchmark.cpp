@@ -201,6 +201,9 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
       return steps_run * engine::pipeline_latency(times, use_cache, engine::loader_model(kind));
     };
     const auto observe = [&](double flops, double seconds, const engine::ReplayStats& stats, int steps_run) {
+      // What the estimator was fed, in order: to study its model offline.
+      report.extra["speed_observations"][dtype_name].push_back(
+          {{"flops_per_block", flops / blocks}, {"seconds_per_block", (seconds - stats.load_wait_seconds) / steps_run / blocks}});
       estimator.observe_compute(flops, blocks, (seconds - stats.load_wait_seconds) / steps_run);
       estimator.observe_load(double(stats.bytes_loaded), stats.reads, stats.load_seconds);
     };
