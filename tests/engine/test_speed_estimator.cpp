@@ -70,6 +70,30 @@ TEST_CASE("speed estimate: fits fixed + FLOPs / speed from steps, follows a chan
   CHECK_THROWS(SpeedEstimator({}, 0.0));
 }
 
+TEST_CASE("speed estimate: a uniform drift of the machine shows in the next prediction, at every size", "[planner]") {
+  const auto seconds_per_block = [](const DeviceSpeed& speed, double gflops) {
+    return speed.fixed_seconds_per_block + gflops * 1e9 / speed.flops_per_second;
+  };
+  const auto truth = [](double gflops, double factor) { return factor * (2e-3 + gflops / 50); };
+  SpeedEstimator with_drift, without_drift({}, 0.9, 0.0);
+  for (SpeedEstimator* estimator : {&with_drift, &without_drift})
+    for (int round = 0; round < 3; ++round)
+      for (double gflops : {0.1, 0.5, 2.0, 8.0}) estimator->observe_compute(10 * gflops * 1e9, 10, 10 * truth(gflops, 1.0));
+  CHECK(with_drift.drift() == Approx(1.0).epsilon(1e-6));
+  // The machine gets 25% slower; one small step shows it. A large step is predicted next.
+  for (SpeedEstimator* estimator : {&with_drift, &without_drift})
+    estimator->observe_compute(10 * 0.5e9, 10, 10 * truth(0.5, 1.25));
+  const double before = truth(8.0, 1.0), after = truth(8.0, 1.25);
+  CHECK(seconds_per_block(with_drift.speed(), 8.0) > before + 0.4 * (after - before));
+  CHECK(seconds_per_block(without_drift.speed(), 8.0) < before + 0.1 * (after - before));
+  // Once the slower machine has been seen at every size the estimate settles on it.
+  for (int round = 0; round < 10; ++round)
+    for (double gflops : {0.1, 0.5, 2.0, 8.0}) with_drift.observe_compute(10 * gflops * 1e9, 10, 10 * truth(gflops, 1.25));
+  for (double gflops : {0.1, 0.5, 2.0, 8.0})
+    CHECK(seconds_per_block(with_drift.speed(), gflops) == Approx(truth(gflops, 1.25)).epsilon(0.02));
+  CHECK_THROWS(SpeedEstimator({}, 0.9, 1.0));
+}
+
 TEST_CASE("a pipeline plans with what its steps measured, or with a profile's speeds when given one", "[planner][pipeline]") {
   test::TempDir dir;
   ScopedVariable no_profile("FLASHPS_PROFILE", "none");

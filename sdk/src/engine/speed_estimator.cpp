@@ -29,14 +29,28 @@ bool SpeedEstimator::DecayingFit::solve(double& slope, double& intercept) const 
   return slope > 0;
 }
 
-SpeedEstimator::SpeedEstimator(DeviceSpeed prior, double decay) : prior_(prior), decay_(decay) {
+SpeedEstimator::SpeedEstimator(DeviceSpeed prior, double decay, double drift_weight)
+    : prior_(prior), decay_(decay), drift_weight_(drift_weight) {
   if (!(decay > 0 && decay <= 1)) throw Error("speed estimator: decay must be in (0, 1]");
+  if (!(drift_weight >= 0 && drift_weight < 1)) throw Error("speed estimator: drift weight must be in [0, 1)");
 }
 
 void SpeedEstimator::observe_compute(double flops, int blocks, double seconds) {
   if (!(flops > 0) || blocks < 1 || !(seconds > 0) || !std::isfinite(seconds)) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  compute_.add(flops / blocks, seconds / blocks, decay_);
+  const double x = flops / blocks, y = seconds / blocks;
+  double slope = 0, intercept = 0;
+  if (compute_.solve(slope, intercept)) {  // the drift this step implies: measured over the fit's shape
+    const double fitted = std::max(0.0, intercept) + slope * x;
+    if (fitted > 0)
+      drift_ = std::exp((1 - drift_weight_) * std::log(drift_) + drift_weight_ * std::log(y / fitted));
+  }
+  compute_.add(x, y / drift_, decay_);
+}
+
+double SpeedEstimator::drift() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return drift_;
 }
 
 void SpeedEstimator::observe_load(double bytes, int reads, double seconds) {
@@ -65,6 +79,8 @@ DeviceSpeed SpeedEstimator::speed() const {
     }
   };
   update(compute_, speed.flops_per_second, speed.fixed_seconds_per_block);
+  speed.flops_per_second /= drift_;  // the drift is 1 until the fit has two sizes
+  speed.fixed_seconds_per_block *= drift_;
   update(load_, speed.load_bytes_per_second, speed.fixed_seconds_per_load);
   return speed;
 }

@@ -4,6 +4,11 @@
 // least squares over relative errors with exponentially decaying weights (an EWMA of the fit),
 // so the planner plans with what this device did recently, not with a guess. Until two distinct
 // sizes have been seen, only the per-FLOP speed moves (the prior's fixed cost is kept).
+// A shared machine also drifts: the same step runs 20-30% faster or slower for minutes. So the
+// fit learns the shape (fixed cost against per-FLOP cost) and a drift factor, a fast geometric
+// EWMA of measured over fitted seconds, scales it: a drift shows in the next plan, not after
+// the slow fit has forgotten the old speed. The fit is fed drift-corrected times, so the two do
+// not count a change twice.
 #pragma once
 #include <mutex>
 
@@ -13,7 +18,9 @@ namespace flashps::engine {
 
 class SpeedEstimator {
  public:
-  explicit SpeedEstimator(DeviceSpeed prior = {}, double decay = 0.9);
+  // decay: of the fit, per observation; drift_weight: of the newest observation in the drift
+  // factor (0 keeps it at 1).
+  explicit SpeedEstimator(DeviceSpeed prior = {}, double decay = 0.9, double drift_weight = 0.5);
 
   // One step: `blocks` blocks doing `flops` FLOPs in all took `seconds` (blocks only).
   void observe_compute(double flops, int blocks, double seconds);
@@ -21,6 +28,7 @@ class SpeedEstimator {
   void observe_load(double bytes, int reads, double seconds);
   DeviceSpeed speed() const;
   int compute_observations() const;
+  double drift() const;  // measured over fitted compute seconds, recently
 
  private:
   struct DecayingFit {  // weighted sums of x, y, x², xy and the weight
@@ -34,7 +42,8 @@ class SpeedEstimator {
 
   mutable std::mutex mutex_;
   DeviceSpeed prior_;
-  double decay_;
+  double decay_, drift_weight_;
+  double drift_ = 1.0;
   DecayingFit compute_, load_;
 };
 
