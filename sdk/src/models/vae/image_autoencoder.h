@@ -28,14 +28,14 @@ class ImageAutoencoder {
   virtual void to_device(at::Device device) = 0;
 };
 
-// Loads <dir>/config.json and dispatches on "_class_name" ("AutoencoderKL" or
-// "FlashPSPatchAutoencoder"); throws Error naming the folder on anything else.
 // The dtype a pipeline whose denoiser runs in `model_dtype` loads its autoencoder in, as diffusers
 // does: bf16 pipelines keep the VAE in bf16 (float32's range, 2x the convolution speed on CPUs
 // with bf16 instructions); float16 ones upcast to float32 (diffusers' force_upcast: SD VAEs
 // overflow float16's range), and float32 stays float32.
 at::ScalarType autoencoder_dtype_for(at::ScalarType model_dtype);
 
+// Loads <dir>/config.json and dispatches on "_class_name" ("AutoencoderKL" or
+// "FlashPSPatchAutoencoder"); throws Error naming the folder on anything else.
 std::shared_ptr<ImageAutoencoder> load_image_autoencoder(const std::string& dir,
                                                          at::ScalarType dtype = at::kFloat);
 
