@@ -94,6 +94,26 @@ TEST_CASE("speed estimate: a uniform drift of the machine shows in the next pred
   CHECK_THROWS(SpeedEstimator({}, 0.9, 1.0));
 }
 
+TEST_CASE("speed estimate: each kind of step keeps its own drift over the shared fit", "[planner]") {
+  const auto seconds_per_block = [](const DeviceSpeed& speed, double gflops) {
+    return speed.fixed_seconds_per_block + gflops * 1e9 / speed.flops_per_second;
+  };
+  // kv steps run 20% slower than hidden ones of the same FLOPs, at every size.
+  const auto truth = [](double gflops, StepKind kind) { return (kind == StepKind::kv ? 1.2 : 1.0) * (2e-3 + gflops / 50); };
+  SpeedEstimator estimator;
+  for (int round = 0; round < 3; ++round)
+    for (double gflops : {0.1, 0.5, 2.0, 8.0})
+      estimator.observe_compute(10 * gflops * 1e9, 10, 10 * truth(gflops, StepKind::hidden), StepKind::hidden);
+  CHECK(estimator.drift(StepKind::kv) == Approx(1.0));  // no kv step seen: the drift of all steps
+  for (int round = 0; round < 6; ++round)
+    for (double gflops : {0.1, 0.5, 2.0, 8.0})
+      for (StepKind kind : {StepKind::kv, StepKind::hidden})
+        estimator.observe_compute(10 * gflops * 1e9, 10, 10 * truth(gflops, kind), kind);
+  for (double gflops : {0.3, 4.0})
+    for (StepKind kind : {StepKind::kv, StepKind::hidden})
+      CHECK(seconds_per_block(estimator.speed(kind), gflops) == Approx(truth(gflops, kind)).epsilon(0.03));
+}
+
 TEST_CASE("a pipeline plans with what its steps measured, or with a profile's speeds when given one", "[planner][pipeline]") {
   test::TempDir dir;
   ScopedVariable no_profile("FLASHPS_PROFILE", "none");

@@ -187,24 +187,30 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
     const auto step_flops = [&](const engine::TokenCounts& counts, engine::CacheMode kind, const std::vector<bool>& use_cache) {
       return engine::planned_flops(work_per_block, std::vector<engine::TokenCounts>(blocks, counts), kind, use_cache);
     };
+    // What a run is for the estimate's drift per kind: a replay's mode, or full when no block replays.
+    const auto step_kind = [](engine::CacheMode kind, const std::vector<bool>& use_cache) {
+      if (std::none_of(use_cache.begin(), use_cache.end(), [](bool cached) { return cached; })) return engine::StepKind::full;
+      return kind == engine::CacheMode::kv ? engine::StepKind::kv : engine::StepKind::hidden;
+    };
     const auto plan_of = [&](const engine::TokenCounts& counts, engine::CacheMode kind) {
       std::vector<bool> use_cache(blocks, true);
       if (kind == engine::CacheMode::hidden)
-        use_cache = engine::plan_pipeline(engine::estimate_block_times(work_per_block, counts, kind, estimator.speed()),
+        use_cache = engine::plan_pipeline(engine::estimate_block_times(work_per_block, counts, kind, estimator.speed(engine::StepKind::hidden)),
                                           engine::loader_model(kind))
                         .use_cache;
       return use_cache;
     };
     const auto predict = [&](const engine::TokenCounts& counts, engine::CacheMode kind, const std::vector<bool>& use_cache,
                              int steps_run) {
-      const auto times = engine::estimate_block_times(work_per_block, counts, kind, estimator.speed());
+      const auto times = engine::estimate_block_times(work_per_block, counts, kind, estimator.speed(step_kind(kind, use_cache)));
       return steps_run * engine::pipeline_latency(times, use_cache, engine::loader_model(kind));
     };
-    const auto observe = [&](double flops, double seconds, const engine::ReplayStats& stats, int steps_run) {
+    const auto observe = [&](double flops, double seconds, const engine::ReplayStats& stats, int steps_run,
+                             engine::StepKind kind) {
       // What the estimator was fed, in order: to study its model offline.
       report.extra["speed_observations"][dtype_name].push_back(
           {{"flops_per_block", flops / blocks}, {"seconds_per_block", (seconds - stats.load_wait_seconds) / steps_run / blocks}});
-      estimator.observe_compute(flops, blocks, (seconds - stats.load_wait_seconds) / steps_run);
+      estimator.observe_compute(flops, blocks, (seconds - stats.load_wait_seconds) / steps_run, kind);
       estimator.observe_load(double(stats.bytes_loaded), stats.reads, stats.load_seconds);
     };
     const auto replay = [&](const engine::TokenMask& mask, engine::CacheMode kind, const std::vector<bool>& use_cache,
@@ -230,7 +236,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
         const std::vector<bool> use_cache(blocks, true);
         engine::ReplayStats stats;
         const double seconds = replay(mask, kind, use_cache, work, steps, stats);
-        observe(step_flops(counts, kind, use_cache), seconds, stats, options.steps);
+        observe(step_flops(counts, kind, use_cache), seconds, stats, options.steps, step_kind(kind, use_cache));
       }
 
     const engine::TokenCounts all_tokens{options.text_tokens, tokens, tokens};
@@ -243,7 +249,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
     full_row.seconds = full_seconds;
     full_row.predicted_seconds = full_predicted;
     report.rows.push_back(full_row);
-    observe(step_flops(all_tokens, engine::CacheMode::kv, no_cache), full_seconds, {}, options.steps);
+    observe(step_flops(all_tokens, engine::CacheMode::kv, no_cache), full_seconds, {}, options.steps, engine::StepKind::full);
     if (options.phase_profile)
       report.extra["phase_profile"][dtype_name].push_back(
           profiled_run("full", 1.0, options.steps, [&] { denoise(model, work, nullptr); }));
@@ -280,7 +286,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
         const double predicted = predict(counts, kind, use_cache, options.steps);
         engine::ReplayStats stats;
         const double seconds = replay(mask, kind, use_cache, work, steps, stats);
-        observe(step_flops(counts, kind, use_cache), seconds, stats, options.steps);
+        observe(step_flops(counts, kind, use_cache), seconds, stats, options.steps, step_kind(kind, use_cache));
         EditBenchmarkRow row;
         row.mode = engine::cache_mode_name(kind);
         row.mask_ratio = ratio;

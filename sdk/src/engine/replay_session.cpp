@@ -149,4 +149,9 @@ void call_with_replay_recovery(size_t members, const std::function<ReplaySession
   }
 }
 
+StepKind step_kind_of(const ReplaySession* session) {
+  if (!session) return StepKind::full;
+  return session->mode() == CacheMode::kv ? StepKind::kv : StepKind::hidden;
+}
+
 }  // namespace flashps::engine

@@ -19,6 +19,7 @@
 #include "engine/cache_mode.h"
 #include "engine/capture.h"
 #include "engine/cost_model.h"
+#include "engine/speed_estimator.h"
 #include "engine/replay_router.h"
 #include "engine/token_mask.h"
 
@@ -42,7 +43,8 @@ struct ReplaySettings {
   std::string token_unit = "tokens";  // what notes call a mask element ("latent pixels")
   int first_step = 0, end_step = 0;   // the absolute steps this edit runs: [first, end)
   bool use_planner = true;
-  DeviceSpeed speed;                  // the device's speed model (load speed from the capture's tier)
+  DeviceSpeed speed;                  // the device's speed model for hidden replays, the ones it plans
+                                      // (kv replays load every block); load speed from the capture's tier
   at::Device device = at::Device(at::kCPU);
 };
 
@@ -101,5 +103,8 @@ void call_with_replay_recovery(size_t members, const std::function<ReplaySession
                                const std::function<int(size_t)>& current_step_of,
                                const std::function<void()>& call,
                                const std::function<void(size_t, const std::string&)>& compute_in_full);
+
+// What a step of an edit replaying `session` runs, for the speed estimate (null: in full).
+StepKind step_kind_of(const ReplaySession* session);
 
 }  // namespace flashps::engine

@@ -35,22 +35,34 @@ SpeedEstimator::SpeedEstimator(DeviceSpeed prior, double decay, double drift_wei
   if (!(drift_weight >= 0 && drift_weight < 1)) throw Error("speed estimator: drift weight must be in [0, 1)");
 }
 
-void SpeedEstimator::observe_compute(double flops, int blocks, double seconds) {
+void SpeedEstimator::observe_compute(double flops, int blocks, double seconds, StepKind kind) {
   if (!(flops > 0) || blocks < 1 || !(seconds > 0) || !std::isfinite(seconds)) return;
   std::lock_guard<std::mutex> lock(mutex_);
   const double x = flops / blocks, y = seconds / blocks;
   double slope = 0, intercept = 0;
   if (compute_.solve(slope, intercept)) {  // the drift this step implies: measured over the fit's shape
     const double fitted = std::max(0.0, intercept) + slope * x;
-    if (fitted > 0)
-      drift_ = std::exp((1 - drift_weight_) * std::log(drift_) + drift_weight_ * std::log(y / fitted));
+    if (fitted > 0) {
+      const auto follow = [&](StepKind which) {
+        double& drift = drift_[static_cast<int>(which)];
+        drift = std::exp((1 - drift_weight_) * std::log(drift) + drift_weight_ * std::log(y / fitted));
+        drift_seen_[static_cast<int>(which)] = true;
+      };
+      follow(StepKind::any);
+      if (kind != StepKind::any) follow(kind);
+    }
   }
-  compute_.add(x, y / drift_, decay_);
+  compute_.add(x, y / drift_locked(kind), decay_);
 }
 
-double SpeedEstimator::drift() const {
+double SpeedEstimator::drift_locked(StepKind kind) const {
+  const int index = static_cast<int>(kind);
+  return drift_seen_[index] ? drift_[index] : drift_[static_cast<int>(StepKind::any)];
+}
+
+double SpeedEstimator::drift(StepKind kind) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return drift_;
+  return drift_locked(kind);
 }
 
 void SpeedEstimator::observe_load(double bytes, int reads, double seconds) {
@@ -64,7 +76,7 @@ int SpeedEstimator::compute_observations() const {
   return compute_.count;
 }
 
-DeviceSpeed SpeedEstimator::speed() const {
+DeviceSpeed SpeedEstimator::speed(StepKind kind) const {
   std::lock_guard<std::mutex> lock(mutex_);
   DeviceSpeed speed = prior_;
   const auto update = [](const DecayingFit& fit, double& per_second, double& fixed) {
@@ -79,8 +91,9 @@ DeviceSpeed SpeedEstimator::speed() const {
     }
   };
   update(compute_, speed.flops_per_second, speed.fixed_seconds_per_block);
-  speed.flops_per_second /= drift_;  // the drift is 1 until the fit has two sizes
-  speed.fixed_seconds_per_block *= drift_;
+  const double drift = drift_locked(kind);  // 1 until the fit has two sizes
+  speed.flops_per_second /= drift;
+  speed.fixed_seconds_per_block *= drift;
   update(load_, speed.load_bytes_per_second, speed.fixed_seconds_per_load);
   return speed;
 }

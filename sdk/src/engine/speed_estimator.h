@@ -8,13 +8,19 @@
 // fit learns the shape (fixed cost against per-FLOP cost) and a drift factor, a fast geometric
 // EWMA of measured over fitted seconds, scales it: a drift shows in the next plan, not after
 // the slow fit has forgotten the old speed. The fit is fed drift-corrected times, so the two do
-// not count a change twice.
+// not count a change twice. The drift is kept per kind of step too (full, kv or hidden replay):
+// at the same FLOPs a kv step at a small mask runs at a lower rate than a hidden one (attention
+// over every cached key for few queries), which one shape cannot follow.
 #pragma once
+#include <array>
 #include <mutex>
 
 #include "engine/cost_model.h"
 
 namespace flashps::engine {
+
+// What a step ran, for the drift per kind; `any` for a mix (or when the caller does not know).
+enum class StepKind { any, full, kv, hidden };
 
 class SpeedEstimator {
  public:
@@ -23,12 +29,14 @@ class SpeedEstimator {
   explicit SpeedEstimator(DeviceSpeed prior = {}, double decay = 0.9, double drift_weight = 0.5);
 
   // One step: `blocks` blocks doing `flops` FLOPs in all took `seconds` (blocks only).
-  void observe_compute(double flops, int blocks, double seconds);
+  void observe_compute(double flops, int blocks, double seconds, StepKind kind = StepKind::any);
   // The loader read `bytes` in `reads` reads taking `seconds` in all.
   void observe_load(double bytes, int reads, double seconds);
-  DeviceSpeed speed() const;
+  // The speed model for steps of `kind`: the fit times that kind's drift once one was seen,
+  // else the drift of all steps.
+  DeviceSpeed speed(StepKind kind = StepKind::any) const;
   int compute_observations() const;
-  double drift() const;  // measured over fitted compute seconds, recently
+  double drift(StepKind kind = StepKind::any) const;  // measured over fitted compute seconds, recently
 
  private:
   struct DecayingFit {  // weighted sums of x, y, x², xy and the weight
@@ -43,7 +51,10 @@ class SpeedEstimator {
   mutable std::mutex mutex_;
   DeviceSpeed prior_;
   double decay_, drift_weight_;
-  double drift_ = 1.0;
+  static constexpr int kKinds = 4;
+  std::array<double, kKinds> drift_{1.0, 1.0, 1.0, 1.0};  // by StepKind
+  std::array<bool, kKinds> drift_seen_{};
+  double drift_locked(StepKind kind) const;
   DecayingFit compute_, load_;
 };
 

@@ -67,6 +67,7 @@ class EditJob {
   // blocks: what the pipeline's online speed estimate divides a measured step by.
   double step_flops = 0;
   int step_blocks = 0;
+  engine::StepKind step_kind = engine::StepKind::full;  // full, or the replay's cache mode
 
  protected:
   int steps_done_ = 0, steps_total_ = 0;
@@ -92,8 +93,9 @@ class StepwisePipeline {
   virtual PipelineCostProfile cost_profile() const = 0;
   // The speed the planner plans with: the device profile's when one was given (`flashps
   // profile`), else an online estimate every step and every replay's loads update
-  // (engine/speed_estimator.h), starting from conservative defaults.
-  engine::DeviceSpeed planning_speed() const;
+  // (engine/speed_estimator.h), starting from conservative defaults; `kind`: the steps it plans
+  // (the estimate's drift is kept per kind).
+  engine::DeviceSpeed planning_speed(engine::StepKind kind = engine::StepKind::any) const;
   void use_profile_speed(const engine::DeviceSpeed& speed);
   bool speed_from_profile() const { return profile_speed_.has_value(); }
   // Seconds the last step() spent assembling the batch's inputs before the model call.

@@ -60,7 +60,7 @@ bool FluxInpaintPipeline::has_template(const EditRequest& given) const {
   Prepared prepared = prepare(request, stats);
   use_whole_image_template(prepared, stats, request);
   return engine::ReplaySession::would_replay(*store_, capture_id(prepared, request), prepared.mask.tokens,
-                                             replay_settings(request, planning_speed(), device(), 0, request.steps));
+                                             replay_settings(request, planning_speed(engine::StepKind::hidden), device(), 0, request.steps));
 }
 
 void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
@@ -77,12 +77,13 @@ void FluxInpaintPipeline::attach_replay(FluxEditJob& job) {
   };
   job.replay = engine::ReplaySession::attach(
       *store_, id, job.prepared.mask.tokens,
-      replay_settings(request, planning_speed(), device(), job.first_step, job.end_step), describe_blocks,
+      replay_settings(request, planning_speed(engine::StepKind::hidden), device(), job.first_step, job.end_step), describe_blocks,
       job.stats_.notes);
   job.masked_tokens_ = job.prepared.mask.tokens.masked_count();  // widened to the template's mask
   job.step_blocks = static_cast<int>(work.size());
   job.step_flops = job.replay ? job.replay->flops_per_step()
                               : engine::forward_flops(work, {job.text_tokens(), job.image_tokens(), job.image_tokens()});
+  job.step_kind = engine::step_kind_of(job.replay.get());
   record_replay_start(job.stats_, job.replay.get(), id);
 }
 

@@ -91,6 +91,7 @@ void FluxInpaintPipeline::restart_in_full(FluxEditJob& job, const std::string& w
   const auto work =
       flux_block_work(components_.transformer->config(), c10::elementSize(components_.transformer->dtype()));
   job.step_flops = engine::forward_flops(work, {job.text_tokens(), job.image_tokens(), job.image_tokens()});
+  job.step_kind = engine::StepKind::full;
 }
 
 const at::Tensor& FluxInpaintPipeline::update_fill_embedding(FluxEditJob& job) const {

@@ -44,7 +44,7 @@ bool SDInpaintPipeline::has_template(const EditRequest& given) const {
   std::unique_ptr<Scheduler> scheduler = components_.scheduler->clone();
   scheduler->set_timesteps(job.request.steps);
   return engine::ReplaySession::would_replay(*store_, capture_id(job), job.mask.tokens,
-                                             sd_replay_settings(job.request, planning_speed(), device(), 0, scheduler->num_steps()));
+                                             sd_replay_settings(job.request, planning_speed(engine::StepKind::hidden), device(), 0, scheduler->num_steps()));
 }
 
 void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
@@ -63,7 +63,7 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
     return blocks;
   };
   job.replay = engine::ReplaySession::attach(
-      *store_, id, job.mask.tokens, sd_replay_settings(job.request, planning_speed(), device(), job.next_step, job.end_step),
+      *store_, id, job.mask.tokens, sd_replay_settings(job.request, planning_speed(engine::StepKind::hidden), device(), job.next_step, job.end_step),
       describe_blocks, job.stats_.notes);
   // The transformer blocks' FLOPs: the dense ResNets and samplers are in the fitted fixed cost.
   std::vector<engine::TokenCounts> all_tokens;
@@ -71,6 +71,7 @@ void SDInpaintPipeline::attach_replay(SDEditJob& job) const {
     all_tokens.push_back({0, counts.image, counts.image});
   job.step_blocks = static_cast<int>(work.size());
   job.step_flops = job.replay ? job.replay->flops_per_step() : engine::forward_flops(work, all_tokens);
+  job.step_kind = engine::step_kind_of(job.replay.get());
   job.masked_tokens_ = job.rows() * job.mask.tokens.masked_count();  // widened to the template's mask
   record_replay_start(job.stats_, job.replay.get(), id);
 }
