@@ -27,9 +27,6 @@ inline uint16_t float_to_bf16(float value) {  // round to nearest even, as ATen 
   return static_cast<uint16_t>(bits >> 16);
 }
 
-// target_clones: one AVX-512, one AVX2 and one baseline version, chosen at load time.
-#define FLASHPS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
 FLASHPS_VECTOR_CLONES void gelu_row(const float* in, float* out, int64_t count) {
   constexpr float kAlpha = 0.7978845608028654f;  // sqrt(2/pi)
 #pragma omp simd

@@ -5,6 +5,10 @@
 #pragma once
 #include <ATen/Tensor.h>
 
+// For kernels compiled with fast_kernels.cpp's flags (sdk/CMakeLists.txt): one AVX-512, one
+// AVX2 and one baseline version of the function, chosen at load time.
+#define FLASHPS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
 namespace flashps {
 
 // Row-wise softmax in place over a contiguous float32 matrix [rows, cols].

@@ -14,9 +14,6 @@
 namespace flashps {
 namespace {
 
-// target_clones: one AVX-512, one AVX2 and one baseline version, chosen at load time.
-#define FLASHPS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
 constexpr int64_t kRowChunk = 4096;  // elements of a contiguous row summed in float32 at a time
 constexpr int64_t kPixelChunk = 256;  // channels-last pixels per task
 
