@@ -88,6 +88,8 @@ TEST_CASE("the UNet runs exactly the blocks its config lists, per level", "[unet
   CHECK(routed_output.equal(run.model->forward(run.inputs)));
 
   const auto masks = unet_block_masks(run.model->config(), rectangle_mask(0, 0, 3, 3), 2);
+  // 7 transformer blocks and two routed blocks per ResNet (output, norm2 moments): 29 in all.
+  // The transformer blocks' masks keep the values they had when they were the only routed blocks.
   REQUIRE(masks.size() == 29);
   std::vector<engine::TokenMask> transformer_masks;
   for (size_t i = 0; i < routed.size(); ++i)
