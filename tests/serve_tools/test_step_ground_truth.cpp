@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 
 #include "core/error.h"
 #include "serve_tools/simulator.h"
@@ -189,4 +190,103 @@ TEST_CASE("the simulator routes with a request's estimate and steps it as prepar
   TraceRequest large = small;
   large.work.masked_tokens = large.work.image_tokens;
   CHECK(simulate(options, {large}).makespan > 1.5 * simulate(options, {small}).makespan);
+}
+
+namespace {
+
+// profile_with_measured_steps, each step also timed `slowdown(i)` times slower beside co-runners.
+DeviceProfile profile_with_co_run_steps(int co_runners, const std::function<double(size_t)>& slowdown) {
+  DeviceProfile profile = profile_with_measured_steps(0.0);
+  profile.co_runners = co_runners;
+  for (size_t i = 0; i < profile.measured_steps.size(); ++i) {
+    MeasuredStep& step = profile.measured_steps[i];
+    for (double seconds : step.seconds) step.co_run_seconds.push_back(seconds * slowdown(i));
+  }
+  return profile;
+}
+
+}  // namespace
+
+TEST_CASE("ground truth: on a shared host a measured step takes its recorded co-run slowdown beside busy neighbours",
+          "[serve][simulator]") {
+  GroundTruthOptions shared;
+  shared.kind = GroundTruthKind::measured;
+  shared.shared_host = true;
+  CHECK(shared.label() == "measured+co-run");
+  const DeviceProfile one_beside = profile_with_co_run_steps(1, [](size_t) { return 1.5; });
+  StepGroundTruth truth(one_beside, shared);
+  CHECK(truth.models_co_running());
+  for (const MeasuredStep& step : one_beside.measured_steps) {
+    CHECK(co_run_slowdown(step) == Approx(1.5));
+    CHECK(truth.step_seconds(step.batch, 0) == Approx(step.seconds[0]).epsilon(1e-9));
+    CHECK(truth.step_seconds(step.batch, 1) == Approx(1.5 * step.seconds[0]).epsilon(1e-9));
+    CHECK(truth.step_seconds(step.batch, 3) == Approx(1.5 * step.seconds[0]).epsilon(1e-9));  // as measured, at most
+  }
+  // Two co-runners measured, one busy: half the slowdown.
+  StepGroundTruth two_measured(profile_with_co_run_steps(2, [](size_t) { return 1.5; }), shared);
+  const MeasuredStep& recorded = one_beside.measured_steps[1];
+  CHECK(two_measured.step_seconds(recorded.batch, 1) == Approx(1.25 * recorded.seconds[0]).epsilon(1e-9));
+  // Devices of separate hosts, or a truth that is not the measured one: no slowdown.
+  GroundTruthOptions separate = shared;
+  separate.shared_host = false;
+  StepGroundTruth apart(one_beside, separate);
+  CHECK_FALSE(apart.models_co_running());
+  CHECK(apart.step_seconds(recorded.batch, 1) == Approx(recorded.seconds[0]).epsilon(1e-9));
+  GroundTruthOptions exact;
+  exact.shared_host = true;
+  StepGroundTruth model(one_beside, exact);
+  CHECK(model.step_seconds(recorded.batch, 1) == estimate_step(one_beside, recorded.batch).seconds);
+  // Between two recorded batches the slowdown lies between theirs (steps 1 and 2: m = 0.2, 0.5).
+  StepGroundTruth varying(profile_with_co_run_steps(1, [](size_t i) { return i == 1 ? 1.2 : 1.6; }), shared);
+  const std::vector<RequestWork> between{request(0.35)};
+  const double slowdown = varying.step_seconds(between, 1) / varying.step_seconds(between, 0);
+  CHECK(slowdown > 1.2);
+  CHECK(slowdown < 1.6);
+}
+
+TEST_CASE("co-run timings round-trip through the profile file; without their co-runner count they are refused",
+          "[serve][profile]") {
+  flashps::test::TempDir dir;
+  const DeviceProfile profile = profile_with_co_run_steps(2, [](size_t i) { return 1.1 + 0.01 * double(i); });
+  write_device_profile(profile, dir.file("p.json"));
+  const DeviceProfile read = read_device_profile(dir.file("p.json"));
+  CHECK(read.co_runners == 2);
+  REQUIRE(read.measured_steps.size() == profile.measured_steps.size());
+  for (size_t i = 0; i < read.measured_steps.size(); ++i)
+    CHECK(read.measured_steps[i].co_run_seconds == profile.measured_steps[i].co_run_seconds);
+  std::string text;
+  {
+    std::ifstream in(dir.file("p.json"));
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t count = text.find("\"co_runners\"");
+  REQUIRE(count != std::string::npos);
+  text.replace(count, std::string("\"co_runners\"").size(), "\"renamed\"");
+  std::ofstream(dir.file("no_count.json")) << text;
+  CHECK_THROWS_WITH(read_device_profile(dir.file("no_count.json")),
+                    Catch::Contains("no_count.json") && Catch::Contains("co_runners"));
+}
+
+TEST_CASE("simulated devices of one host slow each other's steps by the measured co-run slowdown",
+          "[serve][simulator]") {
+  DeviceProfile profile = profile_with_co_run_steps(1, [](size_t) { return 2.0; });
+  profile.preprocess_seconds = profile.postprocess_seconds = 0;
+  TraceRequest one;
+  one.work = profile.measured_steps[1].batch[0];  // a recorded batch of one: replayed exactly
+  one.work.steps = 10;
+  SimulationOptions options;
+  options.devices = 2;
+  options.profile = profile;
+  options.policy = BalancePolicy::request_count;
+  options.ground_truth.kind = GroundTruthKind::measured;
+  options.ground_truth.shared_host = true;
+  const double alone = simulate(options, {one}).makespan;
+  CHECK(alone == Approx(10 * profile.measured_steps[1].seconds[0]).epsilon(1e-6));
+  // Two at once, one per device: every step but the first one's first runs beside the other's.
+  const SimulationResult both = simulate(options, {one, one});
+  CHECK(both.outcomes[0].worker != both.outcomes[1].worker);
+  CHECK(both.makespan > 1.85 * alone);
+  CHECK(both.makespan <= 2.0 * alone * (1 + 1e-9));
+  options.ground_truth.shared_host = false;  // separate hosts: each as fast as alone
+  CHECK(simulate(options, {one, one}).makespan == Approx(alone).epsilon(1e-6));
 }

@@ -343,7 +343,16 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     }
     ServeBenchmarkOptions simulated = options;
     simulated.simulate = static_cast<int>(pipelines.size());
-    for (const GroundTruthOptions& truth : ground_truths(options, profile))
+    std::vector<GroundTruthOptions> truths = ground_truths(options, profile);
+    // The real workers share this machine: with co-run timings in the profile, the measured
+    // truth is also run with the slowdown they measured beside each other.
+    if (profile.co_runners > 0)
+      for (GroundTruthOptions truth : ground_truths(options, profile))
+        if (truth.kind == GroundTruthKind::measured) {
+          truth.shared_host = true;
+          truths.push_back(truth);
+        }
+    for (const GroundTruthOptions& truth : truths)
       for (const Configuration& configuration : configurations) {
         const SimulationResult result = simulate_configuration(configuration, simulated, profile, simulated_trace, truth);
         report.rows.push_back(simulated_row(configuration, rps, result, result.makespan, slo));  // from 0, as real

@@ -176,10 +176,22 @@ void write_device_profile(const DeviceProfile& profile, const std::string& path)
                        {"flops", step.flops},
                        {"load_bytes", step.load_bytes},
                        {"seconds", step.seconds}});
+      if (!step.co_run_seconds.empty()) steps.back()["co_run_seconds"] = step.co_run_seconds;
     }
     json["measured_steps"] = steps;
+    if (profile.co_runners > 0) json["co_runners"] = profile.co_runners;
   }
   write_json_file(path, json);
+}
+
+double co_run_slowdown(const MeasuredStep& step) {
+  if (step.co_run_seconds.empty() || step.seconds.empty()) return 1.0;
+  const auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  };
+  return median(step.co_run_seconds) / median(step.seconds);
 }
 
 DeviceProfile read_device_profile(const std::string& path) {
@@ -232,10 +244,17 @@ DeviceProfile read_device_profile(const std::string& path) {
       step.seconds = entry.at("seconds").get<std::vector<double>>();
       if (step.batch.empty() || step.seconds.empty() || !(step.flops > 0))
         throw Error("measured_steps: a step without requests, timings or FLOPs");
-      for (double seconds : step.seconds)
-        if (!(seconds > 0) || !std::isfinite(seconds)) throw Error("measured_steps: a time that is not positive");
+      step.co_run_seconds = entry.value("co_run_seconds", std::vector<double>());
+      for (const auto* times : {&step.seconds, &step.co_run_seconds})
+        for (double seconds : *times)
+          if (!(seconds > 0) || !std::isfinite(seconds)) throw Error("measured_steps: a time that is not positive");
       profile.measured_steps.push_back(std::move(step));
     }
+    profile.co_runners = json.value("co_runners", 0);
+    const bool co_run_times = std::any_of(profile.measured_steps.begin(), profile.measured_steps.end(),
+                                          [](const MeasuredStep& step) { return !step.co_run_seconds.empty(); });
+    if (profile.co_runners < 0 || profile.co_runners > 1024 || co_run_times != (profile.co_runners > 0))
+      throw Error("co_runners must be 1 to 1024 where measured steps have co_run_seconds, else absent");
     if (profile.image_tokens < 1 || profile.steps < 1) throw Error("image_tokens and steps must be positive");
     return profile;
   } catch (const nlohmann::json::exception& error) {

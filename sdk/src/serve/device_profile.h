@@ -25,7 +25,14 @@ struct MeasuredStep {
   double flops = 0;                            // as computed (a count from the blocks' work, not a time)
   double load_bytes = 0;                       // cached activations the step read
   std::vector<double> seconds;                 // every repeat, in the order measured
+  // The same step timed again while DeviceProfile::co_runners other workers of this host stepped
+  // the same kind of batch beside it (shared cores' caches and memory bandwidth); empty when not
+  // measured.
+  std::vector<double> co_run_seconds;
 };
+
+// Median time with the co-runners beside it over median time alone (1 where not measured).
+double co_run_slowdown(const MeasuredStep& step);
 
 struct DeviceProfile {
   std::string name;
@@ -40,6 +47,7 @@ struct DeviceProfile {
   int64_t image_tokens = 4096, text_tokens = 512;
   int steps = 28;
   std::vector<MeasuredStep> measured_steps;  // empty for built-in profiles and older files
+  int co_runners = 0;  // workers beside the timed one in measured_steps' co_run_seconds (0: none)
 };
 
 struct StepEstimate {

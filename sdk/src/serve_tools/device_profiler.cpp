@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <atomic>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "core/error.h"
 #include "core/thread_clock.h"
@@ -33,6 +36,57 @@ Image mask_image(int size, double ratio, std::mt19937_64& rng) {
   return image;
 }
 
+// Workers beside the timed one: each steps its own batch like the timed one (same size, mask
+// ratio and batch size) in a loop on its own thread until stopped.
+class CoRunners {
+ public:
+  CoRunners(const std::vector<FluxInpaintPipeline*>& pipelines, const std::vector<EditRequest>& requests) {
+    for (FluxInpaintPipeline* pipeline : pipelines)
+      threads_.emplace_back([this, pipeline, requests] {
+        try {
+          std::vector<std::unique_ptr<EditJob>> jobs;
+          std::vector<EditJob*> batch;
+          for (EditRequest request : requests) {
+            request.steps = 1000;  // the most an edit may run: more than the timed worker measures
+            jobs.push_back(pipeline->start_edit(request));
+            batch.push_back(jobs.back().get());
+          }
+          pipeline->step(batch);  // first-step allocations before the timed worker starts
+          ++started_;
+          while (!stop_.load()) pipeline->step(batch);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (!failure_) failure_ = std::current_exception();
+          ++started_;
+        }
+      });
+    while (started_.load() < int(threads_.size())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    try {
+      check();
+    } catch (...) {
+      stop();  // a constructor that throws runs no destructor: join here
+      throw;
+    }
+  }
+  ~CoRunners() { stop(); }
+  void stop() {
+    stop_ = true;
+    for (std::thread& thread : threads_)
+      if (thread.joinable()) thread.join();
+  }
+  void check() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+ private:
+  std::vector<std::thread> threads_;
+  std::atomic<int> started_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::exception_ptr failure_;
+};
+
 }  // namespace
 
 ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOptions& options) {
@@ -43,7 +97,9 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
   profile.name = "measured by flashps profile (" + std::to_string(at::get_num_threads()) + " threads)";
   DeviceProfile unit = profile;  // FLOPs and bytes of a batch, independent of speed
   const int repeats = std::max(1, options.repeats);
-  const int steps = repeats + 1;
+  const bool co_run = !options.co_runners.empty();
+  const int steps = (co_run ? 2 * repeats : repeats) + 1;
+  profile.co_runners = static_cast<int>(options.co_runners.size());
   std::mt19937_64 rng(1);
   double prepare_seconds = 0, finish_seconds = 0;
   int prepared = 0, finished = 0;
@@ -56,6 +112,8 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
     base.steps = steps;
     base.context_size = -1;  // time the size asked for
     const TemplateInfo info = pipeline.register_template(base, /*capture_kv=*/true, /*capture_hidden=*/false);
+    for (FluxInpaintPipeline* co_runner : options.co_runners)
+      co_runner->register_template(base, /*capture_kv=*/true, /*capture_hidden=*/false);
 
     // Loading: partial reads of one cached entry, as the block loader does.
     if (auto capture = pipeline.store().find({info.template_hash, pipeline.components().fingerprint, info.config})) {
@@ -82,11 +140,13 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
         std::vector<std::unique_ptr<EditJob>> jobs;
         std::vector<EditJob*> batch;
         std::vector<RequestWork> works;
+        std::vector<EditRequest> requests;
         for (int b = 0; b < batch_size; ++b) {
           EditRequest request = base;
           request.seed = static_cast<uint64_t>(b);
           request.mask = mask_image(size, ratio, rng);
           request.mode = ratio >= 1.0 ? CacheMode::full : CacheMode::kv;
+          requests.push_back(request);
           const auto start = std::chrono::steady_clock::now();
           jobs.push_back(pipeline.start_edit(request));
           prepare_seconds += seconds_since(start);
@@ -100,6 +160,16 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
           const auto start = std::chrono::steady_clock::now();
           pipeline.step(batch);
           measured.seconds.push_back(seconds_since(start));
+        }
+        if (co_run) {
+          CoRunners beside(options.co_runners, requests);
+          for (int r = 0; r < repeats; ++r) {
+            const auto start = std::chrono::steady_clock::now();
+            pipeline.step(batch);
+            measured.co_run_seconds.push_back(seconds_since(start));
+          }
+          beside.stop();
+          beside.check();
         }
         const StepEstimate amounts = estimate_step(unit, works);  // FLOPs and bytes: counts, not times
         const bool replays = std::any_of(works.begin(), works.end(), [](const RequestWork& w) { return w.cached; });

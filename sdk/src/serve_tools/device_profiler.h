@@ -3,7 +3,9 @@
 //   compute: batched denoising steps of full-compute and kv-replay edits at several sizes, batch
 //            sizes and mask ratios; step seconds fitted on the FLOPs of the step;
 //   loading: reads of cached rows from the pipeline's store, seconds fitted on bytes;
-//   pre-/post-processing: mean seconds of start_edit / finish_edit.
+//   pre-/post-processing: mean seconds of start_edit / finish_edit;
+//   co-running (with co_runners): each batch timed again while other workers of this host step
+//            batches like it on their own threads, as workers sharing a machine do.
 #pragma once
 #include <vector>
 
@@ -18,6 +20,8 @@ struct ProfileOptions {
   std::vector<int> batch_sizes = {1, 2, 4};
   std::vector<double> mask_ratios = {0.1, 0.3, 0.6};
   int repeats = 2;  // timings per batch: the fit takes the fastest, measured_steps keeps them all
+  // Pipelines of the same model for workers beside the timed one (none: no co-run timings).
+  std::vector<FluxInpaintPipeline*> co_runners;
   ProgressCallback progress;
 };
 

@@ -146,7 +146,10 @@ class Simulation {
           batch.push_back(exact_work_[id]);
           if (result_.outcomes[id].first_step < 0) result_.outcomes[id].first_step = now_;
         }
-        seconds = truth_.step_seconds(batch);
+        int stepping = 0;  // other devices of the host mid-step (a shared host slows each of them)
+        for (const Device& other : devices_)
+          stepping += &other != &device && other.busy && other.action.kind == WorkerAction::step;
+        seconds = truth_.step_seconds(batch, stepping);
         break;
       }
     }

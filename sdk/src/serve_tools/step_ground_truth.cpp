@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "core/error.h"
 
@@ -44,6 +45,7 @@ std::string GroundTruthOptions::label() const {
     std::snprintf(error, sizeof error, "%s%+.2f", error_skews ? "+skew" : "+scale", model_error);
     text += error;
   }
+  if (shared_host && kind == GroundTruthKind::measured) text += "+co-run";
   return text;
 }
 
@@ -83,7 +85,7 @@ double StepGroundTruth::noise() {
 
 // The recorded steps with the same path (replay or full) and the nearest batch size, as median
 // seconds over FLOPs; the batch's FLOPs placed on that polyline (the end segments extended).
-double StepGroundTruth::replay(const std::vector<RequestWork>& batch) const {
+StepGroundTruth::Replayed StepGroundTruth::replay(const std::vector<RequestWork>& batch) const {
   const bool replays = any_cached(batch);
   const double flops = estimate_step(unit_, batch).flops;
   const double size = static_cast<double>(batch.size());
@@ -98,19 +100,26 @@ double StepGroundTruth::replay(const std::vector<RequestWork>& batch) const {
     if (distance < best_distance - 1e-12 || (distance < best_distance + 1e-12 && double(step->batch.size()) > nearest_size))
       best_distance = distance, nearest_size = double(step->batch.size());
   }
-  std::vector<std::pair<double, double>> points;  // (FLOPs, median seconds)
+  std::vector<std::tuple<double, double, double>> points;  // (FLOPs, median seconds, co-run slowdown)
   for (const MeasuredStep* step : same_path)
-    if (double(step->batch.size()) == nearest_size) points.push_back({step->flops, median(step->seconds)});
+    if (double(step->batch.size()) == nearest_size)
+      points.push_back({step->flops, median(step->seconds), co_run_slowdown(*step)});
   std::sort(points.begin(), points.end());
-  if (points.size() == 1) return points[0].second * flops / points[0].first;
+  if (points.size() == 1) {
+    const auto [x, y, slowdown] = points[0];
+    return {y * flops / x, slowdown};
+  }
   size_t upper = 1;
-  while (upper + 1 < points.size() && points[upper].first < flops) ++upper;
-  const auto [x0, y0] = points[upper - 1];
-  const auto [x1, y1] = points[upper];
+  while (upper + 1 < points.size() && std::get<0>(points[upper]) < flops) ++upper;
+  const auto [x0, y0, s0] = points[upper - 1];
+  const auto [x1, y1, s1] = points[upper];
   const double slope = x1 > x0 ? (y1 - y0) / (x1 - x0) : 0;
   double seconds = y0 + slope * (flops - x0);
   // Beyond the measured range a flat or falling segment says nothing: scale the end point instead.
   if (slope <= 0 || seconds <= 0) seconds = (flops < x0 ? y0 * flops / x0 : y1 * flops / x1);
+  // The slowdown between the two points, the nearer end's beyond them.
+  const double at = x1 > x0 ? std::clamp((flops - x0) / (x1 - x0), 0.0, 1.0) : 0.0;
+  const double slowdown = s0 + at * (s1 - s0);
   // The error applies to measured steps too: FLOP-proportional share (the fit's) vs the rest.
   const double e = options_.model_error;
   if (e != 0) {
@@ -118,13 +127,22 @@ double StepGroundTruth::replay(const std::vector<RequestWork>& batch) const {
     const double fixed = std::min(seconds, unit_.block_compute.intercept * blocks);
     seconds = options_.error_skews ? (seconds - fixed) * (1 + e) + fixed * (1 - e) : seconds * (1 + e);
   }
-  return seconds;
+  return {seconds, slowdown};
 }
 
-double StepGroundTruth::step_seconds(const std::vector<RequestWork>& batch) {
+bool StepGroundTruth::models_co_running() const {
+  return options_.shared_host && options_.kind == GroundTruthKind::measured && unit_.co_runners > 0;
+}
+
+double StepGroundTruth::step_seconds(const std::vector<RequestWork>& batch, int busy_neighbours) {
   if (batch.empty()) return 0;
-  const double seconds =
-      options_.kind == GroundTruthKind::measured ? replay(batch) : estimate_step(truth_, batch).seconds;
+  if (options_.kind != GroundTruthKind::measured) return estimate_step(truth_, batch).seconds * noise();
+  const Replayed replayed = replay(batch);
+  double seconds = replayed.seconds;
+  if (models_co_running() && busy_neighbours > 0) {
+    const double share = std::min(1.0, double(busy_neighbours) / unit_.co_runners);
+    seconds *= 1 + (replayed.co_run_slowdown - 1) * share;
+  }
   return seconds * noise();
 }
 
