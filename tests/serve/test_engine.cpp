@@ -277,3 +277,40 @@ TEST_CASE("destroying an engine resolves every request it holds", "[serve][engin
     }
   }
 }
+
+TEST_CASE("the engine records every batched step when asked: batch work, seconds, workers mid-step beside it",
+          "[serve][engine]") {
+  TempDir dir;
+  auto first = tiny_pipeline(dir);
+  auto second = std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(tiny_model(dir), at::kFloat));
+  std::mt19937 rng(3);
+  const auto run = [&](bool record) {
+    EngineOptions options = options_for("cb", 4);
+    options.policy = BalancePolicy::request_count;  // both workers get work
+    options.record_steps = record;
+    Engine engine({engine_device(first), engine_device(second)}, options);
+    for (int i = 0; i < 6; ++i)
+      engine.submit(request_for(gradient_image(32, 32), box_mask(32, 32, 4, 4, 12), i, 3));
+    engine.wait_idle();
+    return std::make_pair(engine.step_log(), engine.counters().steps);
+  };
+  const auto [log, steps] = run(true);
+  REQUIRE(steps > 0);
+  CHECK(int64_t(log.size()) == steps);
+  int requests_stepped = 0;
+  bool saw_each_worker[2] = {false, false};
+  for (const StepRecord& step : log) {
+    CHECK(step.seconds > 0);
+    REQUIRE(!step.batch.empty());
+    CHECK(step.batch[0].image_tokens > 0);
+    CHECK(step.others_stepping >= 0);
+    CHECK(step.others_stepping <= 1);
+    REQUIRE(step.worker < 2);
+    saw_each_worker[step.worker] = true;
+    requests_stepped += int(step.batch.size());
+  }
+  CHECK(requests_stepped == 6 * 3);  // every request's every step, once
+  CHECK(saw_each_worker[0]);
+  CHECK(saw_each_worker[1]);
+  CHECK(run(false).first.empty());
+}

@@ -93,6 +93,44 @@ SimulationResult simulate_configuration(const Configuration& configuration, cons
   return simulate(simulation, trace);
 }
 
+// Each real step's seconds over what the measured truth replays for the same batch (its recorded
+// median, and with the co-run slowdown when other workers were mid-step): P10 / P50 / P90 per
+// configuration, apart for steps taken alone and beside a stepping worker. The simulator's step
+// model checked step by step, without queueing or routing in between.
+nlohmann::json real_steps_over_replayed(const std::vector<std::pair<Configuration, std::vector<StepRecord>>>& logs,
+                                        const DeviceProfile& profile) {
+  if (profile.measured_steps.empty()) return "the profile has no measured steps";
+  GroundTruthOptions measured;
+  measured.kind = GroundTruthKind::measured;
+  measured.shared_host = true;
+  const StepGroundTruth truth(profile, measured);
+  nlohmann::json result = nlohmann::json::object();
+  const auto quantiles = [](std::vector<double> values) -> nlohmann::json {
+    if (values.empty()) return nullptr;
+    return {{"steps", values.size()},
+            {"p10", serve::percentile(values, 0.10)},
+            {"p50", serve::percentile(values, 0.50)},
+            {"p90", serve::percentile(values, 0.90)}};
+  };
+  for (const auto& [configuration, log] : logs) {
+    std::vector<double> alone, beside, beside_with_co_run;
+    for (const StepRecord& step : log) {
+      const double replayed = truth.expected_seconds(step.batch, 0);
+      if (step.others_stepping == 0) {
+        alone.push_back(step.seconds / replayed);
+      } else {
+        beside.push_back(step.seconds / replayed);
+        beside_with_co_run.push_back(step.seconds / truth.expected_seconds(step.batch, step.others_stepping));
+      }
+    }
+    result[configuration.batching + " " + balance_policy_name(configuration.policy)] = {
+        {"alone", quantiles(alone)},
+        {"beside_a_stepping_worker", quantiles(beside)},
+        {"beside_with_co_run_slowdown", quantiles(beside_with_co_run)}};
+  }
+  return result;
+}
+
 std::vector<GroundTruthOptions> ground_truths(const ServeBenchmarkOptions& options, const DeviceProfile& profile) {
   std::vector<GroundTruthOptions> truths;
   const auto truth = [&](GroundTruthKind kind, double error) {
@@ -286,11 +324,13 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
   report.config["balancer_model"] = routing_profile.empty() ? "estimated (no --profile)" : routing_profile;
   int done = 0;
   double slo = options.slo_seconds;
+  std::vector<std::pair<Configuration, std::vector<StepRecord>>> step_logs;  // --compare-simulated
   for (const Configuration& configuration : configurations) {
     EngineOptions engine_options;
     engine_options.batching = batching_config(configuration.batching, options.max_batch);
     engine_options.policy = configuration.policy;
     engine_options.max_queued = requests.size() + 1;
+    engine_options.record_steps = options.compare_simulated;
     std::vector<EngineDevice> devices;
     for (size_t i = 0; i < pipelines.size(); ++i)
       devices.push_back(
@@ -314,6 +354,11 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     report.rows.push_back(row_of(configuration, rps, latencies, queueings, duration, slo));
     report.rows.back().truth = "real";
     const EngineCounters counters = engine.counters();
+    if (options.compare_simulated) step_logs.push_back({configuration, engine.step_log()});
+    // Mean pre-/post-processing per request as run here (the simulator takes the profile's).
+    report.config["pre_post_seconds"][configuration.batching + " " + balance_policy_name(configuration.policy)] = {
+        {"prepare", counters.prepared ? counters.prepare_seconds / counters.prepared : 0.0},
+        {"finish", counters.finished ? counters.finish_seconds / counters.finished : 0.0}};
     if (configuration.batching == "cb") {
       max_assembly = counters.max_assembly_seconds;
       assembly = counters.steps ? counters.assembly_seconds / counters.steps : 0;
@@ -358,7 +403,27 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
         report.rows.push_back(simulated_row(configuration, rps, result, result.makespan, slo));  // from 0, as real
         report.rows.back().truth = "simulated " + truth.label();
       }
+    // Diagnostic, not evidence: the most realistic truth again with each configuration's own
+    // measured pre-/post-processing times from the real run above in place of the profile's
+    // (the profile times them on its synthetic squares; they share numbers with the real side).
+    GroundTruthOptions realistic = truths.front();
+    for (const GroundTruthOptions& truth : truths)  // measured, without error; with co-running if measured
+      if (truth.kind == GroundTruthKind::measured && truth.model_error == 0) realistic = truth;
+    for (const Configuration& configuration : configurations) {
+      const nlohmann::json& measured = report.config["pre_post_seconds"][configuration.batching + " " +
+                                                                        balance_policy_name(configuration.policy)];
+      DeviceProfile with_real_pre_post = profile;
+      with_real_pre_post.preprocess_seconds = measured["prepare"].get<double>();
+      with_real_pre_post.postprocess_seconds = measured["finish"].get<double>();
+      const SimulationResult result =
+          simulate_configuration(configuration, simulated, with_real_pre_post, simulated_trace, realistic);
+      report.rows.push_back(simulated_row(configuration, rps, result, result.makespan, slo));
+      report.rows.back().truth = "simulated " + realistic.label() + ", real pre/post";
+    }
     report.config["simulated_with"] = profile.name;
+    report.config["real_steps_over_replayed"] = real_steps_over_replayed(step_logs, profile);
+    report.config["simulated_pre_post_seconds"] = {{"prepare", profile.preprocess_seconds},
+                                                   {"finish", profile.postprocess_seconds}};
   }
   report.overheads = {{"batch_assembly_ms_mean", 1e3 * assembly},
                       {"batch_assembly_ms_max", 1e3 * max_assembly},

@@ -51,6 +51,7 @@ void Engine::wait_idle() { core_->wait_idle(); }
 void Engine::pause() { core_->set_paused(true); }
 void Engine::resume() { core_->set_paused(false); }
 EngineCounters Engine::counters() const { return core_->counters(); }
+std::vector<StepRecord> Engine::step_log() const { return core_->step_log(); }
 const EngineOptions& Engine::options() const { return core_->options(); }
 
 }  // namespace flashps::serve

@@ -75,6 +75,17 @@ struct EngineOptions {
   // Nice value added to the worker and pool threads (and the OpenMP and loader threads they
   // start): a server's connection threads then get a core first (flashps serve uses 10).
   int compute_nice = 0;
+  // Keep a record of every batched step (Engine::step_log): what ran and how long it took, for
+  // checking a simulator's step times against real ones. Off by default: it grows per step.
+  bool record_steps = false;
+};
+
+// One batched denoising step as a worker ran it.
+struct StepRecord {
+  size_t worker = 0;
+  std::vector<RequestWork> batch;  // each request's work, as prepared
+  double seconds = 0;              // the pipeline's step, wall time
+  int others_stepping = 0;         // other workers mid-step as it started
 };
 
 struct EngineCounters {
@@ -85,6 +96,8 @@ struct EngineCounters {
   double assembly_seconds = 0;       // forming batches and their inputs, all steps (wall time)
   double max_assembly_seconds = 0;
   double assembly_cpu_seconds = 0;   // the same in the worker thread's CPU time (no preemption)
+  int64_t prepared = 0, finished = 0;            // pre-/post-processing runs (start_edit, finish_edit)
+  double prepare_seconds = 0, finish_seconds = 0;  // their wall time, all requests
 };
 
 struct RequestState;
@@ -127,6 +140,7 @@ class Engine {
   void pause();
   void resume();
   EngineCounters counters() const;
+  std::vector<StepRecord> step_log() const;  // empty unless EngineOptions::record_steps
   const EngineOptions& options() const;
 
  private:

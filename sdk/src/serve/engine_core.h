@@ -66,6 +66,10 @@ class EngineCore {
     std::lock_guard<std::mutex> lock(mutex_);
     return counters_;
   }
+  std::vector<StepRecord> step_log() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return step_log_;
+  }
   const EngineOptions& options() const { return options_; }
 
  private:
@@ -76,6 +80,7 @@ class EngineCore {
     std::condition_variable wakeup;
     uint64_t wakeups = 0;  // changes since: a worker only sleeps if nothing changed
     bool busy = false;     // running pipeline work without the lock (see set_paused)
+    bool stepping = false; // of which a batched step
     Worker(EngineDevice device_, const BatchingConfig& config) : device(std::move(device_)), batcher(config) {}
   };
 
@@ -100,6 +105,7 @@ class EngineCore {
   void prepare_unlocked(const std::shared_ptr<RequestState>& state, std::unique_lock<std::mutex>& lock);
   std::exception_ptr prepare(const std::shared_ptr<RequestState>& state);
   void finish_preparing(const std::shared_ptr<RequestState>& state, std::exception_ptr error);
+  void count_phase(int64_t& runs, double& total_seconds, double seconds);  // takes the lock
   EditResult finish(const std::shared_ptr<RequestState>& state, std::exception_ptr& error);
   void pool_loop();
 
@@ -116,6 +122,7 @@ class EngineCore {
   bool stopping_ = false;
   bool paused_ = false;
   EngineCounters counters_;
+  std::vector<StepRecord> step_log_;  // options_.record_steps
 };
 
 }  // namespace flashps::serve

@@ -38,10 +38,19 @@ void EngineCore::prepare_unlocked(const std::shared_ptr<RequestState>& state, st
   finish_preparing(state, error);
 }
 
+// Called without the lock (from prepare() and finish()), so it takes it briefly.
+void EngineCore::count_phase(int64_t& runs, double& total_seconds, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++runs;
+  total_seconds += seconds;
+}
+
 std::exception_ptr EngineCore::prepare(const std::shared_ptr<RequestState>& state) {
   events_.deliver(state, event_of(*state, RequestStatus::preparing));
   try {
+    const auto start = Clock::now();
     state->job = workers_[state->worker]->device.pipeline->start_edit(state->request);
+    count_phase(counters_.prepared, counters_.prepare_seconds, seconds_between(start, Clock::now()));
     state->request.image = Image();  // prepared: the job holds what it needs
     state->request.mask = Image();
     return nullptr;
@@ -84,7 +93,10 @@ void EngineCore::finish_preparing(const std::shared_ptr<RequestState>& state, st
 EditResult EngineCore::finish(const std::shared_ptr<RequestState>& state, std::exception_ptr& error) {
   events_.deliver(state, event_of(*state, RequestStatus::finishing));
   try {
-    return workers_[state->worker]->device.pipeline->finish_edit(*state->job);
+    const auto start = Clock::now();
+    EditResult result = workers_[state->worker]->device.pipeline->finish_edit(*state->job);
+    count_phase(counters_.finished, counters_.finish_seconds, seconds_between(start, Clock::now()));
+    return result;
   } catch (...) {
     error = std::current_exception();
     return {};

@@ -100,16 +100,27 @@ void EngineCore::worker_loop(size_t index) {
       }
       const double batching_seconds = seconds_between(iteration_start, Clock::now());
       const double batching_cpu_seconds = thread_cpu_seconds() - iteration_cpu_start;
+      StepRecord record;
+      if (options_.record_steps) {
+        record.worker = index;
+        for (EditJob* job : jobs) record.batch.push_back(job->work());
+        for (const auto& other : workers_) record.others_stepping += other.get() != &worker && other->stepping;
+      }
       set_busy(worker, true);
+      worker.stepping = true;
       lock.unlock();
       std::exception_ptr batch_error;
+      const auto step_start = Clock::now();
       try {
         pipeline.step(jobs);
       } catch (...) {
         batch_error = std::current_exception();
       }
+      record.seconds = seconds_between(step_start, Clock::now());
       lock.lock();
+      worker.stepping = false;
       set_busy(worker, false);
+      if (options_.record_steps && !batch_error) step_log_.push_back(std::move(record));
       const double assembly = batching_seconds + pipeline.last_step_assembly_seconds();
       ++counters_.steps;
       counters_.assembly_seconds += assembly;

@@ -134,16 +134,21 @@ bool StepGroundTruth::models_co_running() const {
   return options_.shared_host && options_.kind == GroundTruthKind::measured && unit_.co_runners > 0;
 }
 
-double StepGroundTruth::step_seconds(const std::vector<RequestWork>& batch, int busy_neighbours) {
+double StepGroundTruth::expected_seconds(const std::vector<RequestWork>& batch, int busy_neighbours) const {
   if (batch.empty()) return 0;
-  if (options_.kind != GroundTruthKind::measured) return estimate_step(truth_, batch).seconds * noise();
+  if (options_.kind != GroundTruthKind::measured) return estimate_step(truth_, batch).seconds;
   const Replayed replayed = replay(batch);
   double seconds = replayed.seconds;
   if (models_co_running() && busy_neighbours > 0) {
     const double share = std::min(1.0, double(busy_neighbours) / unit_.co_runners);
     seconds *= 1 + (replayed.co_run_slowdown - 1) * share;
   }
-  return seconds * noise();
+  return seconds;
+}
+
+double StepGroundTruth::step_seconds(const std::vector<RequestWork>& batch, int busy_neighbours) {
+  if (batch.empty()) return 0;  // draws no noise, so the random sequence is the steps'
+  return expected_seconds(batch, busy_neighbours) * noise();
 }
 
 double StepGroundTruth::preprocess_seconds() { return unit_.preprocess_seconds * noise(); }

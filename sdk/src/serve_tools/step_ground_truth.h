@@ -44,6 +44,9 @@ class StepGroundTruth {
 
   // `busy_neighbours`: other devices of the host stepping as this step starts.
   double step_seconds(const std::vector<RequestWork>& batch, int busy_neighbours = 0);
+  // step_seconds without its random part: the model, or the replayed median (times the co-run
+  // slowdown).
+  double expected_seconds(const std::vector<RequestWork>& batch, int busy_neighbours = 0) const;
   // Whether steps slow down beside busy neighbours (shared_host, measured, co-run timings).
   bool models_co_running() const;
   double preprocess_seconds();
