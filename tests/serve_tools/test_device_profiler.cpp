@@ -23,6 +23,8 @@ TEST_CASE("the device profiler records every step, and each again beside its co-
 
   const ProfileReport alone = profile_flux_device(*timed, options);
   CHECK(alone.profile.co_runners == 0);
+  CHECK(alone.profile.preprocess_seconds > 0);  // at the largest size (64), the simulated requests'
+  CHECK(alone.profile.postprocess_seconds > 0);
   REQUIRE(alone.profile.measured_steps.size() == 2 * 2 * 2);  // sizes x batch sizes x (full + one ratio)
   for (const MeasuredStep& step : alone.profile.measured_steps) {
     CHECK(step.seconds.size() == 2);
