@@ -184,14 +184,16 @@ void write_device_profile(const DeviceProfile& profile, const std::string& path)
   write_json_file(path, json);
 }
 
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
 double co_run_slowdown(const MeasuredStep& step) {
   if (step.co_run_seconds.empty() || step.seconds.empty()) return 1.0;
-  const auto median = [](std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const size_t n = values.size();
-    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-  };
-  return median(step.co_run_seconds) / median(step.seconds);
+  return median_of(step.co_run_seconds) / median_of(step.seconds);
 }
 
 DeviceProfile read_device_profile(const std::string& path) {

@@ -31,6 +31,8 @@ struct MeasuredStep {
   std::vector<double> co_run_seconds;
 };
 
+// The middle value (the mean of the two middle ones for an even count); 0 for none.
+double median_of(std::vector<double> values);
 // Median time with the co-runners beside it over median time alone (1 where not measured).
 double co_run_slowdown(const MeasuredStep& step);
 

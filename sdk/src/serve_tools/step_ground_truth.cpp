@@ -14,12 +14,6 @@ bool any_cached(const std::vector<RequestWork>& batch) {
   return std::any_of(batch.begin(), batch.end(), [](const RequestWork& work) { return work.cached; });
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 }  // namespace
 
 GroundTruthKind ground_truth_kind_from_name(const std::string& name) {
@@ -65,8 +59,9 @@ StepGroundTruth::StepGroundTruth(const DeviceProfile& profile, const GroundTruth
       throw Error("the measured ground truth needs a profile with measured steps (written by `flashps profile`): " +
                   profile.name);
     for (const MeasuredStep& step : profile.measured_steps) {
-      const double middle = median(step.seconds);
+      const double middle = median_of(step.seconds);
       for (double seconds : step.seconds) deviations_.push_back(seconds / middle - 1);
+      recorded_.push_back({middle, co_run_slowdown(step)});  // once, not at every replayed step
     }
   }
 }
@@ -89,21 +84,23 @@ StepGroundTruth::Replayed StepGroundTruth::replay(const std::vector<RequestWork>
   const bool replays = any_cached(batch);
   const double flops = estimate_step(unit_, batch).flops;
   const double size = static_cast<double>(batch.size());
-  std::vector<const MeasuredStep*> same_path;
-  for (const MeasuredStep& step : unit_.measured_steps)
-    if (any_cached(step.batch) == replays) same_path.push_back(&step);
+  const std::vector<MeasuredStep>& steps = unit_.measured_steps;
+  std::vector<size_t> same_path;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (any_cached(steps[i].batch) == replays) same_path.push_back(i);
   if (same_path.empty())
-    for (const MeasuredStep& step : unit_.measured_steps) same_path.push_back(&step);
+    for (size_t i = 0; i < steps.size(); ++i) same_path.push_back(i);
   double nearest_size = 0, best_distance = 1e300;
-  for (const MeasuredStep* step : same_path) {
-    const double distance = std::abs(std::log(double(step->batch.size()) / size));
-    if (distance < best_distance - 1e-12 || (distance < best_distance + 1e-12 && double(step->batch.size()) > nearest_size))
-      best_distance = distance, nearest_size = double(step->batch.size());
+  for (size_t i : same_path) {
+    const double recorded_size = double(steps[i].batch.size());
+    const double distance = std::abs(std::log(recorded_size / size));
+    if (distance < best_distance - 1e-12 || (distance < best_distance + 1e-12 && recorded_size > nearest_size))
+      best_distance = distance, nearest_size = recorded_size;
   }
   std::vector<std::tuple<double, double, double>> points;  // (FLOPs, median seconds, co-run slowdown)
-  for (const MeasuredStep* step : same_path)
-    if (double(step->batch.size()) == nearest_size)
-      points.push_back({step->flops, median(step->seconds), co_run_slowdown(*step)});
+  for (size_t i : same_path)
+    if (double(steps[i].batch.size()) == nearest_size)
+      points.push_back({steps[i].flops, recorded_[i].median_seconds, recorded_[i].co_run_slowdown});
   std::sort(points.begin(), points.end());
   if (points.size() == 1) {
     const auto [x, y, slowdown] = points[0];

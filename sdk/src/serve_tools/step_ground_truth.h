@@ -64,6 +64,11 @@ class StepGroundTruth {
   DeviceProfile truth_;              // the profile with the systematic error applied
   DeviceProfile unit_;               // the balancer's profile: FLOP counts only
   std::vector<double> deviations_;   // measured: relative deviations of repeats from their median
+  struct Recorded {
+    double median_seconds = 0;
+    double co_run_slowdown = 1;
+  };
+  std::vector<Recorded> recorded_;   // measured: per measured step, in the profile's order
   std::mt19937_64 rng_;
 };
 
