@@ -97,8 +97,18 @@ SimulationResult simulate_configuration(const Configuration& configuration, cons
 // median, and with the co-run slowdown when other workers were mid-step): P10 / P50 / P90 per
 // configuration, apart for steps taken alone and beside a stepping worker. The simulator's step
 // model checked step by step, without queueing or routing in between.
-nlohmann::json real_steps_over_replayed(const std::vector<std::pair<Configuration, std::vector<StepRecord>>>& logs,
-                                        const DeviceProfile& profile) {
+std::string label_of(const Configuration& configuration) {
+  return configuration.batching + " " + balance_policy_name(configuration.policy);
+}
+
+// What --compare-simulated keeps of one real configuration's run.
+struct RealRun {
+  Configuration configuration;
+  std::vector<StepRecord> steps;
+  double prepare_seconds = 0, finish_seconds = 0;  // per request, means
+};
+
+nlohmann::json real_steps_over_replayed(const std::vector<RealRun>& runs, const DeviceProfile& profile) {
   if (profile.measured_steps.empty()) return "the profile has no measured steps";
   GroundTruthOptions measured;
   measured.kind = GroundTruthKind::measured;
@@ -112,9 +122,9 @@ nlohmann::json real_steps_over_replayed(const std::vector<std::pair<Configuratio
             {"p50", serve::percentile(values, 0.50)},
             {"p90", serve::percentile(values, 0.90)}};
   };
-  for (const auto& [configuration, log] : logs) {
+  for (const RealRun& run : runs) {
     std::vector<double> alone, beside, beside_with_co_run;
-    for (const StepRecord& step : log) {
+    for (const StepRecord& step : run.steps) {
       const double replayed = truth.expected_seconds(step.batch, 0);
       if (step.others_stepping == 0) {
         alone.push_back(step.seconds / replayed);
@@ -123,7 +133,7 @@ nlohmann::json real_steps_over_replayed(const std::vector<std::pair<Configuratio
         beside_with_co_run.push_back(step.seconds / truth.expected_seconds(step.batch, step.others_stepping));
       }
     }
-    result[configuration.batching + " " + balance_policy_name(configuration.policy)] = {
+    result[label_of(run.configuration)] = {
         {"alone", quantiles(alone)},
         {"beside_a_stepping_worker", quantiles(beside)},
         {"beside_with_co_run_slowdown", quantiles(beside_with_co_run)}};
@@ -324,7 +334,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
   report.config["balancer_model"] = routing_profile.empty() ? "estimated (no --profile)" : routing_profile;
   int done = 0;
   double slo = options.slo_seconds;
-  std::vector<std::pair<Configuration, std::vector<StepRecord>>> step_logs;  // --compare-simulated
+  std::vector<RealRun> real_runs;  // --compare-simulated
   for (const Configuration& configuration : configurations) {
     EngineOptions engine_options;
     engine_options.batching = batching_config(configuration.batching, options.max_batch);
@@ -354,11 +364,13 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     report.rows.push_back(row_of(configuration, rps, latencies, queueings, duration, slo));
     report.rows.back().truth = "real";
     const EngineCounters counters = engine.counters();
-    if (options.compare_simulated) step_logs.push_back({configuration, engine.step_log()});
     // Mean pre-/post-processing per request as run here (the simulator takes the profile's).
-    report.config["pre_post_seconds"][configuration.batching + " " + balance_policy_name(configuration.policy)] = {
-        {"prepare", counters.prepared ? counters.prepare_seconds / counters.prepared : 0.0},
-        {"finish", counters.finished ? counters.finish_seconds / counters.finished : 0.0}};
+    const RealRun run{configuration, engine.step_log(),
+                      counters.prepared ? counters.prepare_seconds / counters.prepared : 0.0,
+                      counters.finished ? counters.finish_seconds / counters.finished : 0.0};
+    report.config["pre_post_seconds"][label_of(configuration)] = {{"prepare", run.prepare_seconds},
+                                                                  {"finish", run.finish_seconds}};
+    if (options.compare_simulated) real_runs.push_back(run);
     if (configuration.batching == "cb") {
       max_assembly = counters.max_assembly_seconds;
       assembly = counters.steps ? counters.assembly_seconds / counters.steps : 0;
@@ -409,19 +421,17 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     GroundTruthOptions realistic = truths.front();
     for (const GroundTruthOptions& truth : truths)  // measured, without error; with co-running if measured
       if (truth.kind == GroundTruthKind::measured && truth.model_error == 0) realistic = truth;
-    for (const Configuration& configuration : configurations) {
-      const nlohmann::json& measured = report.config["pre_post_seconds"][configuration.batching + " " +
-                                                                        balance_policy_name(configuration.policy)];
+    for (const RealRun& run : real_runs) {
       DeviceProfile with_real_pre_post = profile;
-      with_real_pre_post.preprocess_seconds = measured["prepare"].get<double>();
-      with_real_pre_post.postprocess_seconds = measured["finish"].get<double>();
+      with_real_pre_post.preprocess_seconds = run.prepare_seconds;
+      with_real_pre_post.postprocess_seconds = run.finish_seconds;
       const SimulationResult result =
-          simulate_configuration(configuration, simulated, with_real_pre_post, simulated_trace, realistic);
-      report.rows.push_back(simulated_row(configuration, rps, result, result.makespan, slo));
+          simulate_configuration(run.configuration, simulated, with_real_pre_post, simulated_trace, realistic);
+      report.rows.push_back(simulated_row(run.configuration, rps, result, result.makespan, slo));
       report.rows.back().truth = "simulated " + realistic.label() + ", real pre/post";
     }
     report.config["simulated_with"] = profile.name;
-    report.config["real_steps_over_replayed"] = real_steps_over_replayed(step_logs, profile);
+    report.config["real_steps_over_replayed"] = real_steps_over_replayed(real_runs, profile);
     report.config["simulated_pre_post_seconds"] = {{"prepare", profile.preprocess_seconds},
                                                    {"finish", profile.postprocess_seconds}};
   }
@@ -464,11 +474,11 @@ std::string ServeReport::table() const {
   std::ostringstream out;
   out << std::fixed;
   for (const auto& [key, value] : config.items()) out << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump()) << "\n";
-  out << "\n" << std::left << std::setw(22) << "truth" << std::setw(12) << "batching" << std::setw(15) << "policy" << std::right << std::setw(8)
+  out << "\n" << std::left << std::setw(22) << "truth" << " " << std::setw(12) << "batching" << std::setw(15) << "policy" << std::right << std::setw(8)
       << "rps" << std::setw(9) << "mean s" << std::setw(9) << "p50" << std::setw(9) << "p95" << std::setw(9) << "p99"
       << std::setw(10) << "queue s" << std::setw(10) << "thr r/s" << std::setw(8) << "SLO %" << "\n";
   for (const ServeRow& row : rows) {
-    out << std::left << std::setw(22) << row.truth << std::setw(12) << row.batching << std::setw(15) << row.policy << std::right << std::setprecision(2)
+    out << std::left << std::setw(22) << row.truth << " " << std::setw(12) << row.batching << std::setw(15) << row.policy << std::right << std::setprecision(2)
         << std::setw(8) << row.rps << std::setw(9) << row.mean << std::setw(9) << row.p50 << std::setw(9) << row.p95
         << std::setw(9) << row.p99 << std::setw(10) << row.mean_queueing << std::setprecision(3) << std::setw(10)
         << row.throughput << std::setprecision(0) << std::setw(8) << 100 * row.slo_attainment << "\n";
