@@ -19,8 +19,8 @@ void SpeedEstimator::DecayingFit::add(double x_value, double y_value, double dec
   ++count;
 }
 
-bool SpeedEstimator::DecayingFit::solve(double& slope, double& intercept) const {
-  if (count < 2 || max_x < 1.1 * min_x) return false;
+bool SpeedEstimator::DecayingFit::solve(double& slope, double& intercept, double span) const {
+  if (count < 2 || max_x < span * min_x) return false;
   const double mean_x = x / w, mean_y = y / w;
   const double sxx = xx / w - mean_x * mean_x, sxy = xy / w - mean_x * mean_y;
   if (!(sxx > 0)) return false;
@@ -35,34 +35,37 @@ SpeedEstimator::SpeedEstimator(DeviceSpeed prior, double decay, double drift_wei
   if (!(drift_weight >= 0 && drift_weight < 1)) throw Error("speed estimator: drift weight must be in [0, 1)");
 }
 
+namespace {
+// A kind's own fit needs sizes this far apart: two close sizes with noise give a wild slope.
+constexpr double kKindFitSpan = 1.5;
+}  // namespace
+
+bool SpeedEstimator::solve_compute_locked(StepKind kind, double& slope, double& intercept) const {
+  if (kind != StepKind::any && compute_[static_cast<int>(kind)].solve(slope, intercept, kKindFitSpan)) return true;
+  return compute_[static_cast<int>(StepKind::any)].solve(slope, intercept);
+}
+
 void SpeedEstimator::observe_compute(double flops, int blocks, double seconds, StepKind kind) {
   if (!(flops > 0) || blocks < 1 || !(seconds > 0) || !std::isfinite(seconds)) return;
   std::lock_guard<std::mutex> lock(mutex_);
   const double x = flops / blocks, y = seconds / blocks;
   double slope = 0, intercept = 0;
-  if (compute_.solve(slope, intercept)) {  // the drift this step implies: measured over the fit's shape
+  // The drift this step implies, measured over its own kind's fit: measured over another kind's
+  // shape would be that shape's error, which the kind's own fit would then learn as drift.
+  const bool own_fit = kind == StepKind::any ? compute_[static_cast<int>(kind)].solve(slope, intercept)
+                                             : compute_[static_cast<int>(kind)].solve(slope, intercept, kKindFitSpan);
+  if (own_fit) {
     const double fitted = std::max(0.0, intercept) + slope * x;
-    if (fitted > 0) {
-      const auto follow = [&](StepKind which) {
-        double& drift = drift_[static_cast<int>(which)];
-        drift = std::exp((1 - drift_weight_) * std::log(drift) + drift_weight_ * std::log(y / fitted));
-        drift_seen_[static_cast<int>(which)] = true;
-      };
-      follow(StepKind::any);
-      if (kind != StepKind::any) follow(kind);
-    }
+    if (fitted > 0) drift_ = std::exp((1 - drift_weight_) * std::log(drift_) + drift_weight_ * std::log(y / fitted));
   }
-  compute_.add(x, y / drift_locked(kind), decay_);
+  const double corrected = y / drift_;
+  compute_[static_cast<int>(StepKind::any)].add(x, corrected, decay_);
+  if (kind != StepKind::any) compute_[static_cast<int>(kind)].add(x, corrected, decay_);
 }
 
-double SpeedEstimator::drift_locked(StepKind kind) const {
-  const int index = static_cast<int>(kind);
-  return drift_seen_[index] ? drift_[index] : drift_[static_cast<int>(StepKind::any)];
-}
-
-double SpeedEstimator::drift(StepKind kind) const {
+double SpeedEstimator::drift() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return drift_locked(kind);
+  return drift_;
 }
 
 void SpeedEstimator::observe_load(double bytes, int reads, double seconds) {
@@ -73,28 +76,32 @@ void SpeedEstimator::observe_load(double bytes, int reads, double seconds) {
 
 int SpeedEstimator::compute_observations() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return compute_.count;
+  return compute_[static_cast<int>(StepKind::any)].count;
 }
 
 DeviceSpeed SpeedEstimator::speed(StepKind kind) const {
   std::lock_guard<std::mutex> lock(mutex_);
   DeviceSpeed speed = prior_;
-  const auto update = [](const DecayingFit& fit, double& per_second, double& fixed) {
-    if (fit.count == 0) return;
-    double slope = 0, intercept = 0;
-    if (fit.solve(slope, intercept)) {
+  // A solved fit gives both parameters; one size seen keeps the fixed cost and rescales the
+  // rate to match it (if it can).
+  const auto apply = [](bool solved, double slope, double intercept, const DecayingFit& fit, double& per_second,
+                        double& fixed) {
+    if (solved) {
       per_second = 1.0 / slope;
       fixed = std::max(0.0, intercept);
-    } else {  // one size seen: keep the fixed cost, rescale the rate to match it (if it can)
+    } else if (fit.count > 0) {
       const double mean_x = fit.x / fit.w, mean_y = fit.y / fit.w;
       if (mean_y > fixed) per_second = mean_x / (mean_y - fixed);
     }
   };
-  update(compute_, speed.flops_per_second, speed.fixed_seconds_per_block);
-  const double drift = drift_locked(kind);  // 1 until the fit has two sizes
-  speed.flops_per_second /= drift;
-  speed.fixed_seconds_per_block *= drift;
-  update(load_, speed.load_bytes_per_second, speed.fixed_seconds_per_load);
+  double slope = 0, intercept = 0;
+  const bool compute_solved = solve_compute_locked(kind, slope, intercept);
+  apply(compute_solved, slope, intercept, compute_[static_cast<int>(StepKind::any)], speed.flops_per_second,
+        speed.fixed_seconds_per_block);
+  speed.flops_per_second /= drift_;  // 1 until a fit has two sizes
+  speed.fixed_seconds_per_block *= drift_;
+  const bool load_solved = load_.solve(slope, intercept);
+  apply(load_solved, slope, intercept, load_, speed.load_bytes_per_second, speed.fixed_seconds_per_load);
   return speed;
 }
 

@@ -5,12 +5,19 @@
 // so the planner plans with what this device did recently, not with a guess. Until two distinct
 // sizes have been seen, only the per-FLOP speed moves (the prior's fixed cost is kept).
 // A shared machine also drifts: the same step runs 20-30% faster or slower for minutes. So the
-// fit learns the shape (fixed cost against per-FLOP cost) and a drift factor, a fast geometric
-// EWMA of measured over fitted seconds, scales it: a drift shows in the next plan, not after
-// the slow fit has forgotten the old speed. The fit is fed drift-corrected times, so the two do
-// not count a change twice. The drift is kept per kind of step too (full, kv or hidden replay):
-// at the same FLOPs a kv step at a small mask runs at a lower rate than a hidden one (attention
-// over every cached key for few queries), which one shape cannot follow.
+// fits learn the shape (fixed cost against per-FLOP cost) and a drift factor, a fast geometric
+// EWMA of measured over fitted seconds, scales them: a drift shows in the next plan, not after
+// the slow fit has forgotten the old speed. The fits are fed drift-corrected times, so the two do
+// not count a change twice. The shape is kept per kind of step (full, kv or hidden replay) once
+// that kind has been seen at sizes 1.5x apart, else the fit of all steps stands in: a kv replay
+// copies every cached key and value whatever the mask (a fixed cost of its own) and attends over
+// all of them for few queries, so at the same FLOPs a small kv step runs slower than a hidden
+// one and a large one faster, which no one line follows. The drift is the machine's, so it is
+// shared by every kind: a slow stretch seen in a hidden step moves the next kv plan too. Only a
+// step whose kind has its own fit moves it (measured over another kind's shape it would be that
+// shape's error). Chosen on the recorded observations of five `bench edit` runs: per block, 100
+// of 117 steps predicted within 10% against 98 with one shared fit and a drift per kind
+// (benchmarks/replay_speed_observations.py).
 #pragma once
 #include <array>
 #include <mutex>
@@ -32,11 +39,11 @@ class SpeedEstimator {
   void observe_compute(double flops, int blocks, double seconds, StepKind kind = StepKind::any);
   // The loader read `bytes` in `reads` reads taking `seconds` in all.
   void observe_load(double bytes, int reads, double seconds);
-  // The speed model for steps of `kind`: the fit times that kind's drift once one was seen,
-  // else the drift of all steps.
+  // The speed model for steps of `kind`: that kind's fit once it has one (else the fit of all
+  // steps), times the drift.
   DeviceSpeed speed(StepKind kind = StepKind::any) const;
   int compute_observations() const;
-  double drift(StepKind kind = StepKind::any) const;  // measured over fitted compute seconds, recently
+  double drift() const;  // measured over fitted compute seconds, recently
 
  private:
   struct DecayingFit {  // weighted sums of x, y, x², xy and the weight
@@ -44,18 +51,19 @@ class SpeedEstimator {
     double min_x = 0, max_x = 0;
     int count = 0;
     void add(double x_value, double y_value, double decay);
-    // slope and intercept; false while the sizes seen span less than 10%
-    bool solve(double& slope, double& intercept) const;
+    // slope and intercept; false while the sizes seen span less than `span` (max over min)
+    bool solve(double& slope, double& intercept, double span = 1.1) const;
   };
 
   mutable std::mutex mutex_;
   DeviceSpeed prior_;
   double decay_, drift_weight_;
+  double drift_ = 1.0;
   static constexpr int kKinds = 4;
-  std::array<double, kKinds> drift_{1.0, 1.0, 1.0, 1.0};  // by StepKind
-  std::array<bool, kKinds> drift_seen_{};
-  double drift_locked(StepKind kind) const;
-  DecayingFit compute_, load_;
+  std::array<DecayingFit, kKinds> compute_;  // by StepKind; `any` holds every step
+  DecayingFit load_;
+  // The fit that models `kind`'s steps, and its slope and intercept; false while none solves.
+  bool solve_compute_locked(StepKind kind, double& slope, double& intercept) const;
 };
 
 }  // namespace flashps::engine
