@@ -314,3 +314,35 @@ TEST_CASE("the engine records every batched step when asked: batch work, seconds
   CHECK(saw_each_worker[1]);
   CHECK(run(false).first.empty());
 }
+
+TEST_CASE("request_as_run gives what the engine steps: the whole template image replayed, the mask's window in full",
+          "[serve][engine]") {
+  TempDir dir;
+  auto pipeline = tiny_pipeline(dir);
+  // A small mask in a larger template: the template is captured whole, so a replay steps the
+  // whole image, while a full edit (no mask-aware batching) steps the mask's window.
+  EditRequest request = request_for(gradient_image(160, 96), box_mask(160, 96, 8, 8, 16), 1, 2);
+  request.context_size = 64;  // the image exceeds it: windows apply
+  EditRequest whole_template = request;
+  whole_template.mask = Image();  // captured whole, as templates are registered
+  pipeline->register_template(whole_template);
+  std::map<std::string, int64_t> tokens_of;
+  for (const char* batching : {"cb", "static-full"}) {
+    EngineOptions options = options_for(batching, 4);
+    options.record_steps = true;
+    Engine engine({engine_device(pipeline)}, options);
+    engine.submit(request).wait();
+    const std::vector<StepRecord> log = engine.step_log();
+    INFO(batching);
+    REQUIRE(log.size() == 2);
+    const RequestWork as_run = pipeline->start_edit(request_as_run(request, options.batching))->work();
+    for (const StepRecord& step : log) {
+      REQUIRE(step.batch.size() == 1);
+      CHECK(step.batch[0].image_tokens == as_run.image_tokens);
+      CHECK(step.batch[0].masked_tokens == as_run.masked_tokens);
+      CHECK(step.batch[0].cached == as_run.cached);
+    }
+    tokens_of[batching] = as_run.image_tokens;
+  }
+  CHECK(tokens_of["cb"] != tokens_of["static-full"]);  // else this test could not tell them apart
+}

@@ -389,15 +389,27 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     // submission) and stepped as prepared (its exact token counts, from start_edit).
     if (routing_profile.empty()) throw Error("bench serve --compare-simulated needs --profile FILE (from `flashps profile`)");
     const DeviceProfile profile = read_device_profile(routing_profile);
-    std::vector<TraceRequest> simulated_trace;
-    for (size_t i = 0; i < requests.size(); ++i) {
-      TraceRequest request = trace[i];
-      if (rps <= 0) request.arrival = 0;
-      request.work = pipelines.front()->estimate_work(requests[i]);
-      request.work.cached = true;
-      request.exact_work = pipelines.front()->start_edit(requests[i])->work();
-      simulated_trace.push_back(request);
-    }
+    // Stepped as each configuration's engine prepares them (serve::request_as_run): in full
+    // without mask-aware batching, whose token counts differ from a replay's.
+    const auto prepared_trace = [&](bool mask_aware) {
+      BatchingConfig batching;
+      batching.mask_aware = mask_aware;
+      std::vector<TraceRequest> prepared;
+      for (size_t i = 0; i < requests.size(); ++i) {
+        TraceRequest request = trace[i];
+        if (rps <= 0) request.arrival = 0;
+        const EditRequest as_run = request_as_run(requests[i], batching);
+        request.work = pipelines.front()->estimate_work(as_run);
+        request.work.cached = true;
+        request.exact_work = pipelines.front()->start_edit(as_run)->work();
+        prepared.push_back(request);
+      }
+      return prepared;
+    };
+    const std::vector<TraceRequest> mask_aware_trace = prepared_trace(true), full_trace = prepared_trace(false);
+    const auto trace_for = [&](const Configuration& configuration) -> const std::vector<TraceRequest>& {
+      return batching_config(configuration.batching, options.max_batch).mask_aware ? mask_aware_trace : full_trace;
+    };
     ServeBenchmarkOptions simulated = options;
     simulated.simulate = static_cast<int>(pipelines.size());
     std::vector<GroundTruthOptions> truths = ground_truths(options, profile);
@@ -411,7 +423,8 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
         }
     for (const GroundTruthOptions& truth : truths)
       for (const Configuration& configuration : configurations) {
-        const SimulationResult result = simulate_configuration(configuration, simulated, profile, simulated_trace, truth);
+        const SimulationResult result =
+            simulate_configuration(configuration, simulated, profile, trace_for(configuration), truth);
         report.rows.push_back(simulated_row(configuration, rps, result, result.makespan, slo));  // from 0, as real
         report.rows.back().truth = "simulated " + truth.label();
       }
@@ -426,7 +439,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
       with_real_pre_post.preprocess_seconds = run.prepare_seconds;
       with_real_pre_post.postprocess_seconds = run.finish_seconds;
       const SimulationResult result =
-          simulate_configuration(run.configuration, simulated, with_real_pre_post, simulated_trace, realistic);
+          simulate_configuration(run.configuration, simulated, with_real_pre_post, trace_for(run.configuration), realistic);
       report.rows.push_back(simulated_row(run.configuration, rps, result, result.makespan, slo));
       report.rows.back().truth = "simulated " + realistic.label() + ", real pre/post";
     }

@@ -80,6 +80,11 @@ struct EngineOptions {
   bool record_steps = false;
 };
 
+// `request` as an engine with `batching` runs it: in full when the batching is not mask-aware
+// (which prepares the mask's processing window, where a replay may take the whole image its
+// template was captured at). What a simulation of that engine should step.
+EditRequest request_as_run(EditRequest request, const BatchingConfig& batching);
+
 // One batched denoising step as a worker ran it.
 struct StepRecord {
   size_t worker = 0;

@@ -8,6 +8,11 @@
 
 namespace flashps::serve {
 
+EditRequest request_as_run(EditRequest request, const BatchingConfig& batching) {
+  if (!batching.mask_aware) request.mode = CacheMode::full;
+  return request;
+}
+
 EditHandle EngineCore::submit(EditRequest request, SubmitOptions submit_options,
                               const std::shared_ptr<EngineCore>& self) {
   auto state = std::make_shared<RequestState>();
@@ -16,7 +21,7 @@ EditHandle EngineCore::submit(EditRequest request, SubmitOptions submit_options,
   if (submit_options.deadline_seconds > 0)
     state->deadline = state->submitted + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(submit_options.deadline_seconds));
-  if (!options_.batching.mask_aware) request.mode = CacheMode::full;
+  request = request_as_run(std::move(request), options_.batching);
   // The pipeline reports every step here: events, and cancellation at step boundaries.
   RequestState* raw = state.get();
   ProgressCallback user_progress = std::move(request.progress);
