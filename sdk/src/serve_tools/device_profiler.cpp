@@ -3,8 +3,9 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -43,6 +44,7 @@ class CoRunners {
   CoRunners(const std::vector<FluxInpaintPipeline*>& pipelines, const std::vector<EditRequest>& requests) {
     for (FluxInpaintPipeline* pipeline : pipelines)
       threads_.emplace_back([this, pipeline, requests] {
+        bool started = false;
         try {
           std::vector<std::unique_ptr<EditJob>> jobs;
           std::vector<EditJob*> batch;
@@ -52,15 +54,17 @@ class CoRunners {
             batch.push_back(jobs.back().get());
           }
           pipeline->step(batch);  // first-step allocations before the timed worker starts
-          ++started_;
+          started = true;
+          report(nullptr, true);
           while (!stop_.load()) pipeline->step(batch);
         } catch (...) {
-          std::lock_guard<std::mutex> lock(mutex_);
-          if (!failure_) failure_ = std::current_exception();
-          ++started_;
+          report(std::current_exception(), !started);
         }
       });
-    while (started_.load() < int(threads_.size())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      all_started_.wait(lock, [&] { return started_ == int(threads_.size()); });
+    }
     try {
       check();
     } catch (...) {
@@ -80,10 +84,20 @@ class CoRunners {
   }
 
  private:
+  // A runner's failure (kept, the first one), and whether it is now started: stepping, or
+  // failed before it could.
+  void report(std::exception_ptr failure, bool now_started) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failure && !failure_) failure_ = failure;
+    if (now_started) ++started_;
+    all_started_.notify_one();
+  }
+
   std::vector<std::thread> threads_;
-  std::atomic<int> started_{0};
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
+  std::condition_variable all_started_;
+  int started_ = 0;  // under mutex_
   std::exception_ptr failure_;
 };
 
