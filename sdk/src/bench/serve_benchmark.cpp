@@ -93,10 +93,6 @@ SimulationResult simulate_configuration(const Configuration& configuration, cons
   return simulate(simulation, trace);
 }
 
-// Each real step's seconds over what the measured truth replays for the same batch (its recorded
-// median, and with the co-run slowdown when other workers were mid-step): P10 / P50 / P90 per
-// configuration, apart for steps taken alone and beside a stepping worker. The simulator's step
-// model checked step by step, without queueing or routing in between.
 std::string label_of(const Configuration& configuration) {
   return configuration.batching + " " + balance_policy_name(configuration.policy);
 }
@@ -108,6 +104,24 @@ struct RealRun {
   double prepare_seconds = 0, finish_seconds = 0;  // per request, means
 };
 
+// Tokens the real workers computed (every request's every step) over those the simulation of the
+// same requests computes: 1 when the simulated trace prepares each request as the engine did.
+double real_tokens_over_simulated(const RealRun& run, const std::vector<TraceRequest>& trace, bool mask_aware) {
+  double real = 0, simulated = 0;
+  for (const StepRecord& step : run.steps)
+    for (const RequestWork& work : step.batch) real += double(work.computed_tokens());
+  for (const TraceRequest& request : trace) {
+    RequestWork work = request.exact_work ? *request.exact_work : request.work;
+    if (!mask_aware) work.cached = false;  // as the simulator runs it
+    simulated += double(work.steps) * double(work.computed_tokens());
+  }
+  return simulated > 0 ? real / simulated : 0.0;
+}
+
+// Each real step's seconds over what the measured truth replays for the same batch (its recorded
+// median, and with the co-run slowdown when other workers were mid-step): P10 / P50 / P90 per
+// configuration, apart for steps taken alone and beside a stepping worker. The simulator's step
+// model checked step by step, without queueing or routing in between.
 nlohmann::json real_steps_over_replayed(const std::vector<RealRun>& runs, const DeviceProfile& profile) {
   if (profile.measured_steps.empty()) return "the profile has no measured steps";
   GroundTruthOptions measured;
@@ -443,6 +457,9 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
       report.rows.push_back(simulated_row(run.configuration, rps, result, result.makespan, slo));
       report.rows.back().truth = "simulated " + realistic.label() + ", real pre/post";
     }
+    for (const RealRun& run : real_runs)
+      report.config["real_tokens_over_simulated"][label_of(run.configuration)] = real_tokens_over_simulated(
+          run, trace_for(run.configuration), batching_config(run.configuration.batching, options.max_batch).mask_aware);
     report.config["simulated_with"] = profile.name;
     report.config["real_steps_over_replayed"] = real_steps_over_replayed(real_runs, profile);
     report.config["simulated_pre_post_seconds"] = {{"prepare", profile.preprocess_seconds},
