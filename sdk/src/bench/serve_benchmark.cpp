@@ -105,16 +105,14 @@ struct RealRun {
 };
 
 // Tokens the real workers computed (every request's every step) over those the simulation of the
-// same requests computes: 1 when the simulated trace prepares each request as the engine did.
-double real_tokens_over_simulated(const RealRun& run, const std::vector<TraceRequest>& trace, bool mask_aware) {
+// same requests computes (their prepared work): 1 when the simulated trace prepares each request
+// as the engine did.
+double real_tokens_over_simulated(const RealRun& run, const std::vector<TraceRequest>& trace) {
   double real = 0, simulated = 0;
   for (const StepRecord& step : run.steps)
     for (const RequestWork& work : step.batch) real += double(work.computed_tokens());
-  for (const TraceRequest& request : trace) {
-    RequestWork work = request.exact_work ? *request.exact_work : request.work;
-    if (!mask_aware) work.cached = false;  // as the simulator runs it
-    simulated += double(work.steps) * double(work.computed_tokens());
-  }
+  for (const TraceRequest& request : trace)
+    simulated += double(request.exact_work->steps) * double(request.exact_work->computed_tokens());
   return simulated > 0 ? real / simulated : 0.0;
 }
 
@@ -400,11 +398,11 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
     // The same requests on as many simulated devices, timed by the profile under each ground
     // truth: how far the simulator is from this machine. Each request is routed by the
     // pipeline's estimate from its image and mask (as the engine's balancer sees it at
-    // submission) and stepped as prepared (its exact token counts, from start_edit).
+    // submission) and stepped as prepared (its exact token counts, from start_edit) the way each
+    // configuration's engine prepares it (serve::request_as_run): in full without mask-aware
+    // batching, whose token counts differ from a replay's.
     if (routing_profile.empty()) throw Error("bench serve --compare-simulated needs --profile FILE (from `flashps profile`)");
     const DeviceProfile profile = read_device_profile(routing_profile);
-    // Stepped as each configuration's engine prepares them (serve::request_as_run): in full
-    // without mask-aware batching, whose token counts differ from a replay's.
     const auto prepared_trace = [&](bool mask_aware) {
       BatchingConfig batching;
       batching.mask_aware = mask_aware;
@@ -458,8 +456,8 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
       report.rows.back().truth = "simulated " + realistic.label() + ", real pre/post";
     }
     for (const RealRun& run : real_runs)
-      report.config["real_tokens_over_simulated"][label_of(run.configuration)] = real_tokens_over_simulated(
-          run, trace_for(run.configuration), batching_config(run.configuration.batching, options.max_batch).mask_aware);
+      report.config["real_tokens_over_simulated"][label_of(run.configuration)] =
+          real_tokens_over_simulated(run, trace_for(run.configuration));
     report.config["simulated_with"] = profile.name;
     report.config["real_steps_over_replayed"] = real_steps_over_replayed(real_runs, profile);
     report.config["simulated_pre_post_seconds"] = {{"prepare", profile.preprocess_seconds},

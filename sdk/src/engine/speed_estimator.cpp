@@ -40,9 +40,12 @@ namespace {
 constexpr double kKindFitSpan = 1.5;
 }  // namespace
 
+bool SpeedEstimator::solve_own_fit_locked(StepKind kind, double& slope, double& intercept) const {
+  return compute_[static_cast<int>(kind)].solve(slope, intercept, kind == StepKind::any ? 1.1 : kKindFitSpan);
+}
+
 bool SpeedEstimator::solve_compute_locked(StepKind kind, double& slope, double& intercept) const {
-  if (kind != StepKind::any && compute_[static_cast<int>(kind)].solve(slope, intercept, kKindFitSpan)) return true;
-  return compute_[static_cast<int>(StepKind::any)].solve(slope, intercept);
+  return solve_own_fit_locked(kind, slope, intercept) || solve_own_fit_locked(StepKind::any, slope, intercept);
 }
 
 void SpeedEstimator::observe_compute(double flops, int blocks, double seconds, StepKind kind) {
@@ -52,9 +55,7 @@ void SpeedEstimator::observe_compute(double flops, int blocks, double seconds, S
   double slope = 0, intercept = 0;
   // The drift this step implies, measured over its own kind's fit: measured over another kind's
   // shape would be that shape's error, which the kind's own fit would then learn as drift.
-  const bool own_fit = kind == StepKind::any ? compute_[static_cast<int>(kind)].solve(slope, intercept)
-                                             : compute_[static_cast<int>(kind)].solve(slope, intercept, kKindFitSpan);
-  if (own_fit) {
+  if (solve_own_fit_locked(kind, slope, intercept)) {
     const double fitted = std::max(0.0, intercept) + slope * x;
     if (fitted > 0) drift_ = std::exp((1 - drift_weight_) * std::log(drift_) + drift_weight_ * std::log(y / fitted));
   }

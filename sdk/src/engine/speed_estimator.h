@@ -62,7 +62,9 @@ class SpeedEstimator {
   static constexpr int kKinds = 4;
   std::array<DecayingFit, kKinds> compute_;  // by StepKind; `any` holds every step
   DecayingFit load_;
-  // The fit that models `kind`'s steps, and its slope and intercept; false while none solves.
+  // `kind`'s own fit (the fit of all steps for `any`); false while it does not solve.
+  bool solve_own_fit_locked(StepKind kind, double& slope, double& intercept) const;
+  // The fit that models `kind`'s steps: its own, else the fit of all steps; false while neither solves.
   bool solve_compute_locked(StepKind kind, double& slope, double& intercept) const;
 };
 
