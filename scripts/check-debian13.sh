@@ -41,22 +41,10 @@ default_root="$HOME/.cache/flashps/debian13-root"
 root="${FLASHPS_DEBIAN13_ROOT:-$default_root}"
 mirror="${FLASHPS_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 security_mirror="${FLASHPS_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
-started=$(date +%s)
-step() { echo "=== [$(( $(date +%s) - started )) s] $*"; }
-
-sudo_cmd=()
-[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+source scripts/lib/debian-root.sh  # step, sudo_cmd, make_debian_root, mount_in_root, mount_system_dirs
 
 if [ ! -f "$root/.flashps-root-ready" ]; then
-  if ! command -v debootstrap >/dev/null; then
-    step "install debootstrap"
-    "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends debootstrap
-  fi
-  step "debootstrap trixie into $root from $mirror"
-  "${sudo_cmd[@]}" rm -rf "$root"
-  "${sudo_cmd[@]}" mkdir -p "$root"
-  "${sudo_cmd[@]}" debootstrap --variant=minbase --components=main,contrib,non-free,non-free-firmware \
-    trixie "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || { tail -30 "$root.debootstrap.log"; exit 1; }
+  make_debian_root "$root" trixie "$mirror" --components=main,contrib,non-free,non-free-firmware
   # A Debian 13 machine as installed, with contrib and non-free (libtorch-cuda-dev, CUDA).
   {
     echo "deb $mirror trixie main contrib non-free non-free-firmware"
@@ -67,25 +55,8 @@ if [ ! -f "$root/.flashps-root-ready" ]; then
 fi
 
 # /proc, /dev, the fixtures; unmounted however the script ends.
-mounted=()
-cleanup() {
-  for ((i = ${#mounted[@]} - 1; i >= 0; --i)); do "${sudo_cmd[@]}" umount -l "${mounted[$i]}" || true; done
-}
-trap cleanup EXIT
-mount_in_root() {  # SOURCE TARGET [options]
-  "${sudo_cmd[@]}" mkdir -p "$root/$2"
-  mountpoint -q "$root/$2" && return 0
-  if [ "$1" = proc ]; then "${sudo_cmd[@]}" mount -t proc proc "$root/$2"
-  else "${sudo_cmd[@]}" mount --bind "$1" "$root/$2"; fi
-  mounted+=("$root/$2")
-  [ -n "${3:-}" ] && "${sudo_cmd[@]}" mount -o "remount,bind,$3" "$root/$2"
-  return 0
-}
-mount_in_root proc proc
-mount_in_root /dev dev
-mount_in_root /dev/pts dev/pts
-mount_in_root /dev/shm dev/shm
-"${sudo_cmd[@]}" cp /etc/resolv.conf "$root/etc/resolv.conf"
+trap unmount_root_mounts EXIT
+mount_system_dirs "$root"
 # This machine's own certificate authorities (e.g. a TLS-inspecting proxy's) are trusted in the
 # root as on any machine of this network: npm (tests/clients) needs them to reach its registry.
 if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
@@ -93,7 +64,7 @@ if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
   "${sudo_cmd[@]}" cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
 fi
 if [ -d "$repository/../shared" ]; then
-  mount_in_root "$(cd "$repository/../shared" && pwd)" flashps/shared ro
+  mount_in_root "$root" "$(cd "$repository/../shared" && pwd)" flashps/shared ro
 fi
 threads=$(nproc)
 npm_registry=$(npm config get registry 2>/dev/null || true)  # the registry this machine's npm uses
@@ -112,7 +83,7 @@ if ! command -v rsync >/dev/null; then
 fi
 "${sudo_cmd[@]}" mkdir -p "$root/flashps/src"
 files=$(mktemp)
-trap 'rm -f "$files"; cleanup' EXIT
+trap 'rm -f "$files"; unmount_root_mounts' EXIT
 git ls-files -z --cached --others --exclude-standard | xargs -0 -n 500 sh -c 'for f; do [ -f "$f" ] && echo "$f"; done' sh |
   sort >"$files"
 "${sudo_cmd[@]}" rsync -r --checksum --no-times --files-from="$files" ./ "$root/flashps/src/"
