@@ -152,7 +152,21 @@ TEST_CASE("HTTP: the OpenAI-compatible edit answers in that API's shape", "[http
   const Image edited = decode_image(reinterpret_cast<const uint8_t*>(png->data()), png->size(), "answer");
   CHECK(edited.width == 64);
   CHECK(edited.height == 64);
-  CHECK_THAT(result->get_header_value("Server-Timing"), Catch::Contains("edit;dur="));
+  // Every phase of the server's part of the latency, in the order they happen, each a duration.
+  const std::string timing = result->get_header_value("Server-Timing");
+  std::vector<std::string> phases;
+  for (size_t at = 0; at < timing.size();) {
+    const size_t duration = timing.find(";dur=", at);
+    REQUIRE(duration != std::string::npos);
+    phases.push_back(timing.substr(at, duration - at));
+    char* end = nullptr;
+    const double milliseconds = std::strtod(timing.c_str() + duration + 5, &end);
+    CHECK(end != timing.c_str() + duration + 5);
+    CHECK(milliseconds >= 0);
+    at = timing.find_first_not_of(", ", static_cast<size_t>(end - timing.c_str()));
+  }
+  CHECK(phases ==
+        std::vector<std::string>{"wait", "headers", "receive", "decode", "edit", "finish", "encode", "answer"});
   CHECK(result->get_header_value("X-Request-Id").rfind("req_", 0) == 0);
 
   SECTION("n images, each its own seed; url answers point at the native result") {

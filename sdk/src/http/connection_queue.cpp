@@ -4,6 +4,7 @@ namespace flashps::http {
 namespace {
 
 thread_local bool answering_over_capacity = false;
+thread_local std::chrono::steady_clock::time_point accepted_at, taken_at;
 
 }  // namespace
 
@@ -16,8 +17,11 @@ ConnectionQueue::ConnectionQueue(int threads, int max_connections, std::atomic<i
 ConnectionQueue::~ConnectionQueue() { shutdown(); }
 
 bool ConnectionQueue::over_capacity() { return answering_over_capacity; }
+std::chrono::steady_clock::time_point ConnectionQueue::connection_accepted_at() { return accepted_at; }
+std::chrono::steady_clock::time_point ConnectionQueue::connection_taken_at() { return taken_at; }
 
-TaskQueueEnqueueResult ConnectionQueue::enqueue(std::function<void()> connection) {
+TaskQueueEnqueueResult ConnectionQueue::enqueue(std::function<void()> serve) {
+  Connection connection{std::move(serve), std::chrono::steady_clock::now()};
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (open_.load() >= max_connections_) {
@@ -35,7 +39,7 @@ void ConnectionQueue::serve_loop(bool rejecting) {
   answering_over_capacity = rejecting;
   auto& queue = rejecting ? rejected_ : accepted_;
   for (;;) {
-    std::function<void()> connection;
+    Connection connection;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       ready_.wait(lock, [&] { return shutdown_ || !queue.empty(); });
@@ -43,7 +47,9 @@ void ConnectionQueue::serve_loop(bool rejecting) {
       connection = std::move(queue.front());
       queue.pop_front();
     }
-    connection();  // serves the connection (keep-alive included), then closes its socket
+    accepted_at = connection.accepted_at;
+    taken_at = std::chrono::steady_clock::now();
+    connection.serve();  // serves the connection (keep-alive included), then closes its socket
     if (!rejecting) --open_;
   }
 }

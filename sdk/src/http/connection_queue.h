@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -33,6 +34,10 @@ class ConnectionQueue : public httplib::TaskQueue {
 
   // True on the thread answering a connection over the cap.
   static bool over_capacity();
+  // On a connection thread: when the listener handed it the current connection, and when this
+  // thread took it up (the difference is the connection's wait for a free thread).
+  static std::chrono::steady_clock::time_point connection_accepted_at();
+  static std::chrono::steady_clock::time_point connection_taken_at();
 
  private:
   void serve_loop(bool rejecting);
@@ -41,7 +46,11 @@ class ConnectionQueue : public httplib::TaskQueue {
   std::atomic<int>& open_;
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<std::function<void()>> accepted_, rejected_;
+  struct Connection {
+    std::function<void()> serve;
+    std::chrono::steady_clock::time_point accepted_at;
+  };
+  std::deque<Connection> accepted_, rejected_;
   bool shutdown_ = false;
   std::vector<std::thread> threads_;
 };

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "http/base64.h"
+#include "http/connection_queue.h"
 #include "http/responses.h"
 #include "http/server_context.h"
 
@@ -28,6 +29,12 @@ uint64_t random_seed() {
 
 void images_edits(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
   const double receive_seconds = seconds_since_request_headers();
+  // Before the request reached this route: the connection waiting for a free connection thread,
+  // then that thread reading the request line and headers (one request per connection).
+  const auto taken_at = ConnectionQueue::connection_taken_at();
+  const double wait_seconds =
+      std::chrono::duration<double>(taken_at - ConnectionQueue::connection_accepted_at()).count();
+  const double headers_seconds = std::chrono::duration<double>(Clock::now() - taken_at).count() - receive_seconds;
   context.check_accepting();
   const auto start = Clock::now();
   EditForm form = read_edit_form(request, context.options.limits);
@@ -104,14 +111,16 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
   body += "],";
   body += rest.substr(1);  // the fields' object without its opening brace
   // The server's own part of the latency, so a client can tell HTTP overhead from edit time.
-  // receive: httplib reading and parsing the body after the headers; edit: submission to the
-  // engine's last event; finish: from there to the encoded result, less the encoding (event
-  // delivery, the result's hand-over); answer: base64 and the JSON around it.
-  char timing[256];
+  // wait: the accepted connection waiting for a connection thread; headers: that thread reading
+  // the request line and headers; receive: httplib reading and parsing the body; edit: submission
+  // to the engine's last event; finish: from there to the encoded result, less the encoding
+  // (event delivery, the result's hand-over); answer: base64 and the JSON around it.
+  char timing[384];
   std::snprintf(timing, sizeof timing,
-                "receive;dur=%.3f, decode;dur=%.3f, edit;dur=%.3f, finish;dur=%.3f, encode;dur=%.3f, answer;dur=%.3f",
-                receive_seconds * 1e3, decode_seconds * 1e3, edit_seconds * 1e3, finish_seconds * 1e3,
-                encode_seconds * 1e3, seconds_since(answer_start) * 1e3);
+                "wait;dur=%.3f, headers;dur=%.3f, receive;dur=%.3f, decode;dur=%.3f, edit;dur=%.3f, finish;dur=%.3f, "
+                "encode;dur=%.3f, answer;dur=%.3f",
+                wait_seconds * 1e3, headers_seconds * 1e3, receive_seconds * 1e3, decode_seconds * 1e3,
+                edit_seconds * 1e3, finish_seconds * 1e3, encode_seconds * 1e3, seconds_since(answer_start) * 1e3);
   response.set_header("Server-Timing", timing);
   response.status = 200;
   response.set_content(std::move(body), "application/json");
