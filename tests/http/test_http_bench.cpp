@@ -38,8 +38,24 @@ TEST_CASE("bench http: in-process and HTTP sides over each client, overhead spli
     if (side["path"] == "in-process") continue;
     // The server's phases are parts of the client's latency, so the overhead is below it.
     CHECK(side["overhead"]["p50_ms"].get<double>() < latency["p50_ms"].get<double>());
-    for (const char* part : {"overhead_of_which_receive", "overhead_of_which_finish", "overhead_of_which_answer"})
+    for (const char* part : {"overhead_of_which_wait", "overhead_of_which_headers", "overhead_of_which_receive",
+                             "overhead_of_which_finish", "overhead_of_which_answer"})
       CHECK(side[part]["p50_ms"].get<double>() >= 0);
+    // The slowest requests' parts add up to their overhead: no part counted twice or left out.
+    const auto& tail = side["slowest_5_percent_mean_ms"];
+    CHECK(tail["requests"].get<int>() >= 1);
+    double parts = 0;
+    for (const char* part : {"wait", "headers", "receive", "finish", "answer", "rest"}) parts += tail[part].get<double>();
+    CHECK(parts == Approx(tail["overhead"].get<double>()).margin(1e-6));
+    // Only libcurl's client has its own clock: connecting and reading the answer, parts of the rest.
+    const bool libcurl = side["path"] == "HTTP libcurl";
+    CHECK(side.contains("transfer_of_which_connect") == libcurl);
+    CHECK(tail.contains("rest_download") == libcurl);
+    if (libcurl) {
+      CHECK(side["transfer_of_which_connect"]["p50_ms"].get<double>() >= 0);
+      CHECK(side["transfer_of_which_download"]["p50_ms"].get<double>() >= 0);
+      CHECK(side["transfer_of_which_download"]["p50_ms"].get<double>() < latency["p50_ms"].get<double>());
+    }
   }
   const std::string table = report.table();
   CHECK(table.find("HTTP httplib overhead per request") != std::string::npos);

@@ -8,6 +8,7 @@
 #include <strings.h>  // strncasecmp: header names are case-insensitive
 #endif
 
+#include <chrono>
 #include <memory>
 
 namespace flashps::bench {
@@ -27,18 +28,30 @@ HttpAnswer post_with_httplib(int port, const std::string& path, const std::vecto
 }
 
 #ifdef FLASHPS_HAVE_LIBCURL
-size_t append_body(char* data, size_t size, size_t count, void* answer) {
-  static_cast<HttpAnswer*>(answer)->body.append(data, size * count);
+using Clock = std::chrono::steady_clock;
+
+struct CurlCall {
+  HttpAnswer answer;
+  Clock::time_point start = Clock::now();
+};
+
+size_t append_body(char* data, size_t size, size_t count, void* call) {
+  static_cast<CurlCall*>(call)->answer.body.append(data, size * count);
   return size * count;
 }
 
-size_t read_header(char* data, size_t size, size_t count, void* answer) {
+size_t read_header(char* data, size_t size, size_t count, void* call_pointer) {
+  CurlCall& call = *static_cast<CurlCall*>(call_pointer);
+  // The status line is the answer's first byte. Taken here, not from CURLINFO_STARTTRANSFER_TIME,
+  // which this libcurl (7.88) sets when a POST's upload starts.
+  if (call.answer.first_byte_seconds < 0)
+    call.answer.first_byte_seconds = std::chrono::duration<double>(Clock::now() - call.start).count();
   const std::string line(data, size * count);
   const std::string name = "server-timing:";
   if (line.size() > name.size() && strncasecmp(line.c_str(), name.c_str(), name.size()) == 0) {
     std::string value = line.substr(name.size());
     while (!value.empty() && (value.back() == '\r' || value.back() == '\n')) value.pop_back();
-    static_cast<HttpAnswer*>(answer)->server_timing = value.substr(value.find_first_not_of(' '));
+    call.answer.server_timing = value.substr(value.find_first_not_of(' '));
   }
   return size * count;
 }
@@ -57,7 +70,7 @@ HttpAnswer post_with_libcurl(int port, const std::string& path, const std::vecto
   // No "Expect: 100-continue" round trip: httplib's client does not send one either.
   const std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers(curl_slist_append(nullptr, "Expect:"),
                                                                    curl_slist_free_all);
-  HttpAnswer answer;
+  CurlCall call;
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + path;
   curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl.get(), CURLOPT_MIMEPOST, mime.get());
@@ -66,16 +79,21 @@ HttpAnswer post_with_libcurl(int port, const std::string& path, const std::vecto
   curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM-based timeouts
   curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT, 600L);
   curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, append_body);
-  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &answer);
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &call);
   curl_easy_setopt(curl.get(), CURLOPT_HEADERFUNCTION, read_header);
-  curl_easy_setopt(curl.get(), CURLOPT_HEADERDATA, &answer);
+  curl_easy_setopt(curl.get(), CURLOPT_HEADERDATA, &call);
   const CURLcode code = curl_easy_perform(curl.get());
   if (code != CURLE_OK)
     throw fps::Error(FLASHPS_IO_ERROR, std::string("bench http: request failed: ") + curl_easy_strerror(code));
+  HttpAnswer& answer = call.answer;
+  answer.total_seconds = std::chrono::duration<double>(Clock::now() - call.start).count();
   long status = 0;
   curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
   answer.status = static_cast<int>(status);
-  return answer;
+  curl_off_t connected_microseconds = -1;
+  if (curl_easy_getinfo(curl.get(), CURLINFO_CONNECT_TIME_T, &connected_microseconds) == CURLE_OK)
+    answer.connected_seconds = connected_microseconds / 1e6;
+  return std::move(call.answer);
 }
 #endif
 

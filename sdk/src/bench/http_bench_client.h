@@ -16,6 +16,10 @@ struct HttpAnswer {
   int status = 0;
   std::string body;
   std::string server_timing;  // the Server-Timing header
+  // With libcurl's client (-1 with httplib's), seconds from the start of the call until:
+  double connected_seconds = -1;   // the TCP handshake was done (libcurl's CURLINFO_CONNECT_TIME_T)
+  double first_byte_seconds = -1;  // the answer's first byte came
+  double total_seconds = -1;       // its last byte came
 };
 
 enum class HttpClientKind { httplib, libcurl };

@@ -3,6 +3,7 @@
 #include <flashps/flashps.hpp>
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -85,6 +86,10 @@ struct Sample {
   double finish_seconds = -1;  // HTTP: the server's hand-over from the engine's last event to the answer
   double receive_seconds = -1;  // HTTP: httplib reading and parsing the body, after the headers
   double answer_seconds = -1;   // HTTP: base64 and JSON around the result
+  double wait_seconds = -1;     // HTTP: the accepted connection waiting for a connection thread
+  double headers_seconds = -1;  // HTTP: that thread reading the request line and headers
+  double connect_seconds = -1;  // libcurl: until the TCP handshake is done
+  double download_seconds = -1; // libcurl: the answer's first byte to its last
 };
 
 // One phase of "decode;dur=1.2, edit;dur=300.0, finish;dur=0.4, encode;dur=4.1", in seconds.
@@ -92,6 +97,25 @@ double server_timing_seconds(const std::string& header, const std::string& phase
   const size_t at = header.find(phase + ";dur=");
   if (at == std::string::npos) throw fps::Error(FLASHPS_ERROR, "bench http: no " + phase + " in Server-Timing: " + header);
   return std::strtod(header.c_str() + at + phase.size() + 5, nullptr) / 1000.0;
+}
+
+// An answer holds one image in the OpenAI shape. `full`: parsed as JSON. Otherwise by its
+// structure only: parsing the 1.1 MB answer takes ~8 ms of this machine's CPU, and in a timed
+// round that client work would take a core from the other request in flight, whose HTTP path is
+// what is measured (a real client parses on its own machine).
+void check_answer(const std::string& answer, bool full) {
+  bool image = false;
+  if (full) {
+    const auto body = nlohmann::json::parse(answer);
+    image = body["data"].size() == 1 && !body["data"][0]["b64_json"].get_ref<const std::string&>().empty();
+  } else {
+    const std::string field = "\"b64_json\":\"";
+    const size_t at = answer.find(field);
+    const size_t end = at == std::string::npos ? at : answer.find('"', at + field.size());
+    image = answer.rfind("{\"created\":", 0) == 0 && end != std::string::npos && end > at + field.size() &&
+            answer.find(field, end) == std::string::npos && answer.back() == '}';
+  }
+  if (!image) throw fps::Error(FLASHPS_ERROR, "bench http: an answer without its image: " + answer.substr(0, 300));
 }
 
 std::vector<Sample> run_clients(int clients, int requests, const std::function<Sample()>& one) {
@@ -163,21 +187,27 @@ HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
                                       {"response_format", "b64_json", "", ""},
                                       {"steps", steps, "", ""},
                                       {"seed", "1", "", ""}};
+  bool full_checks = true;  // the warm-up's answers are parsed in full, the timed rounds' checked (see check_answer)
   const auto over_http = [&](HttpClientKind kind) {
     const auto start = Clock::now();
     const HttpAnswer answer = post_form(kind, port, "/v1/images/edits", form);
     const double latency = seconds_since(start);
     if (answer.status != 200)
       throw fps::Error(FLASHPS_ERROR, "bench http: HTTP " + std::to_string(answer.status) + ": " + answer.body.substr(0, 300));
-    const auto body = nlohmann::json::parse(answer.body);
-    if (body["data"].size() != 1 || body["data"][0]["b64_json"].get_ref<const std::string&>().empty())
-      throw fps::Error(FLASHPS_ERROR, "bench http: an answer without its image");
+    check_answer(answer.body, full_checks);
     const std::string& timing = answer.server_timing;
+    const bool client_clock =
+        answer.connected_seconds >= 0 && answer.first_byte_seconds >= 0 && answer.total_seconds >= 0;
     return Sample{latency,
                   server_timing_seconds(timing, "decode") + server_timing_seconds(timing, "edit") +
                       server_timing_seconds(timing, "encode"),
-                  server_timing_seconds(timing, "finish"), server_timing_seconds(timing, "receive"),
-                  server_timing_seconds(timing, "answer")};
+                  server_timing_seconds(timing, "finish"),
+                  server_timing_seconds(timing, "receive"),
+                  server_timing_seconds(timing, "answer"),
+                  server_timing_seconds(timing, "wait"),
+                  server_timing_seconds(timing, "headers"),
+                  client_clock ? answer.connected_seconds : -1,
+                  client_clock ? answer.total_seconds - answer.first_byte_seconds : -1};
   };
 
   // One side per path: in-process, then HTTP through each client this build has.
@@ -196,6 +226,7 @@ HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
   // Warm every path (first-call allocations, the model's first step), then rounds that rotate
   // the order of the sides, so drift over the run spreads over all of them.
   for (Side& side : sides) run_clients(1, 2, side.one);
+  full_checks = false;
   const int per_round = options.requests / options.rounds;
   for (int round = 0; round < options.rounds; ++round) {
     for (size_t k = 0; k < sides.size(); ++k) {
@@ -219,7 +250,7 @@ HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
                     {"compute_nice", options.compute_nice},
                     {"sides", nlohmann::json::array()}};
   for (const Side& side : sides) {
-    std::vector<double> latency, overhead, finish, receive, answer, elsewhere;
+    std::vector<double> latency, overhead, finish, receive, answer, wait, headers, elsewhere, connect, download;
     for (const Sample& sample : side.samples) latency.push_back(sample.latency);
     nlohmann::json entry = {{"path", side.name},
                             {"requests_per_second", side.samples.size() / side.seconds},
@@ -230,15 +261,53 @@ HttpBenchmarkReport run_http_benchmark(const HttpBenchmarkOptions& options) {
         finish.push_back(sample.finish_seconds);
         receive.push_back(sample.receive_seconds);
         answer.push_back(sample.answer_seconds);
+        wait.push_back(sample.wait_seconds);
+        headers.push_back(sample.headers_seconds);
         // Connecting, sending, writing and reading the answer: what no server phase covers.
         elsewhere.push_back(sample.latency - sample.server_seconds - sample.finish_seconds - sample.receive_seconds -
-                            sample.answer_seconds);
+                            sample.answer_seconds - sample.wait_seconds - sample.headers_seconds);
+        if (sample.connect_seconds >= 0) {
+          connect.push_back(sample.connect_seconds);
+          download.push_back(sample.download_seconds);
+        }
       }
       entry["overhead"] = summary(overhead);
       entry["overhead_of_which_finish"] = summary(finish);
       entry["overhead_of_which_receive"] = summary(receive);
       entry["overhead_of_which_answer"] = summary(answer);
+      entry["overhead_of_which_wait"] = summary(wait);
+      entry["overhead_of_which_headers"] = summary(headers);
       entry["overhead_of_which_transfer"] = summary(elsewhere);
+      // The client's own clock splits the rest (libcurl only): connecting, and reading the answer.
+      const bool client_clock = connect.size() == side.samples.size();
+      if (client_clock) {
+        entry["transfer_of_which_connect"] = summary(connect);
+        entry["transfer_of_which_download"] = summary(download);
+      }
+      // What the tail is made of: percentiles of the parts do not add up, so the requests whose
+      // overhead is in the top 5% are averaged part by part.
+      std::vector<size_t> order(overhead.size());
+      std::iota(order.begin(), order.end(), size_t{0});
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return overhead[a] > overhead[b]; });
+      order.resize(std::max<size_t>(1, order.size() / 20));
+      const auto tail_mean_ms = [&](const std::vector<double>& values) {
+        double sum = 0;
+        for (const size_t index : order) sum += values[index];
+        return sum / order.size() * 1e3;
+      };
+      nlohmann::json tail = {{"requests", order.size()},
+                             {"overhead", tail_mean_ms(overhead)},
+                             {"receive", tail_mean_ms(receive)},
+                             {"finish", tail_mean_ms(finish)},
+                             {"answer", tail_mean_ms(answer)},
+                             {"wait", tail_mean_ms(wait)},
+                             {"headers", tail_mean_ms(headers)},
+                             {"rest", tail_mean_ms(elsewhere)}};
+      if (client_clock) {
+        tail["rest_connect"] = tail_mean_ms(connect);
+        tail["rest_download"] = tail_mean_ms(download);
+      }
+      entry["slowest_5_percent_mean_ms"] = tail;
     }
     report.results["sides"].push_back(entry);
   }
@@ -277,10 +346,30 @@ std::string HttpBenchmarkReport::table() const {
                     value["p95_ms"].get<double>());
       out += text;
     };
+    part("overhead_of_which_wait", "wait (the connection for a server thread):");
+    part("overhead_of_which_headers", "headers (that thread reads them):");
     part("overhead_of_which_receive", "receive (httplib reads + parses the body):");
     part("overhead_of_which_finish", "finish (hand-over from the engine's last event):");
     part("overhead_of_which_answer", "answer (base64 + JSON):");
     part("overhead_of_which_transfer", "the rest (connect, send, write, client read):");
+    if (side.contains("transfer_of_which_connect")) {
+      part("transfer_of_which_connect", "  connecting:");
+      part("transfer_of_which_download", "  the answer, its first byte to its last:");
+    }
+    const auto& tail = side["slowest_5_percent_mean_ms"];
+    std::snprintf(text, sizeof text,
+                  "  its slowest %d requests, mean ms: overhead %.2f = wait %.2f + headers %.2f + receive %.2f + "
+                  "finish %.2f + answer %.2f + rest %.2f",
+                  tail["requests"].get<int>(), tail["overhead"].get<double>(), tail["wait"].get<double>(),
+                  tail["headers"].get<double>(), tail["receive"].get<double>(),
+                  tail["finish"].get<double>(), tail["answer"].get<double>(), tail["rest"].get<double>());
+    out += text;
+    if (tail.contains("rest_connect")) {
+      std::snprintf(text, sizeof text, " (connecting %.2f, the answer's bytes %.2f)",
+                    tail["rest_connect"].get<double>(), tail["rest_download"].get<double>());
+      out += text;
+    }
+    out += "\n";
   }
   return out;
 }
