@@ -52,6 +52,22 @@ TEST_CASE("a request arriving mid-batch joins at the next step with continuous b
   CHECK(batch.completion_order == std::vector<size_t>{0, 1});
 }
 
+TEST_CASE("a small request batched with a large one steps at the large one's pace", "[serve][simulator]") {
+  // Continuous batching steps every running request together, so a small edit sharing a worker
+  // with a large one takes nearly the large one's time (why serving's P95 holds small requests).
+  SimulationOptions options;
+  options.devices = 1;
+  options.profile = simple_profile();
+  options.batching = batching_config("cb", 8);
+  const double small_alone = simulate(options, {arriving(0, 28, 0.02)}).outcomes[0].latency();
+  const double large_alone = simulate(options, {arriving(0, 28, 1.0)}).outcomes[0].latency();
+  REQUIRE(large_alone > 3 * small_alone);
+  const SimulationResult shared = simulate(options, {arriving(0, 28, 1.0), arriving(0, 28, 0.02)});
+  CHECK(shared.outcomes[1].latency() > large_alone);  // it also slows the large one a little
+  // Within one small step: the small request's first step can follow the large one's.
+  CHECK(shared.outcomes[1].latency() == Approx(shared.outcomes[0].latency()).margin(small_alone / 28 * 1.5));
+}
+
 TEST_CASE("inline pre-processing interrupts the running batch; disaggregated does not", "[serve][simulator]") {
   SimulationOptions options;
   options.devices = 1;
@@ -151,4 +167,25 @@ TEST_CASE("latency percentiles interpolate like numpy", "[serve]") {
   CHECK(summary.mean == Approx(4));
   CHECK(summary.slo_attainment == Approx(0.75));
   CHECK(summary.goodput == Approx(0.3));
+}
+
+TEST_CASE("the latency tail's share from the largest requests", "[serve]") {
+  std::vector<double> works, latencies;
+  for (int i = 1; i <= 40; ++i) works.push_back(i);
+  // The slowest 5% (latency >= P95: the two slowest) are the two largest, within the largest tenth.
+  CHECK(tail_share_from_largest(works, works) == Approx(1.0));
+  // Small requests slowest: none of the tail is large.
+  for (double work : works) latencies.push_back(100 - work);
+  CHECK(tail_share_from_largest(latencies, works) == Approx(0.0));
+  // One large and one small request in the tail.
+  latencies.assign(40, 1.0);
+  latencies[39] = 50;  // the largest
+  latencies[0] = 60;   // the smallest
+  CHECK(tail_share_from_largest(latencies, works) == Approx(0.5));
+  // Middle-sized requests in the tail: not the largest tenth.
+  latencies.assign(40, 1.0);
+  latencies[19] = 70;
+  latencies[20] = 80;
+  CHECK(tail_share_from_largest(latencies, works) == Approx(0.0));
+  CHECK_THROWS_WITH(tail_share_from_largest({1, 2}, {1}), Catch::Contains("2 latencies for 1 requests"));
 }

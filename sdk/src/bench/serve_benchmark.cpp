@@ -58,14 +58,22 @@ ServeRow row_of(const Configuration& configuration, double rps, const std::vecto
   return row;
 }
 
-ServeRow simulated_row(const Configuration& configuration, double rps, const SimulationResult& result, double duration,
-                       double slo) {
-  std::vector<double> latencies, queueings;
+ServeRow simulated_row(const Configuration& configuration, double rps, const SimulationResult& result,
+                       const std::vector<TraceRequest>& trace, double duration, double slo) {
+  std::vector<double> latencies, queueings, works;
   for (const RequestOutcome& outcome : result.outcomes) {
     latencies.push_back(outcome.latency());
     queueings.push_back(outcome.queueing());
   }
-  return row_of(configuration, rps, latencies, queueings, duration, slo);
+  const bool replays = batching_config(configuration.batching, 1).mask_aware;
+  for (const TraceRequest& request : trace) {  // the work each request ran, as the simulator steps it
+    RequestWork work = request.exact_work ? *request.exact_work : request.work;
+    if (!replays) work.cached = false;
+    works.push_back(double(work.computed_tokens()) * double(work.steps));
+  }
+  ServeRow row = row_of(configuration, rps, latencies, queueings, duration, slo);
+  row.tail_share_from_largest = tail_share_from_largest(latencies, works);
+  return row;
 }
 
 const ServeRow* find_row(const std::vector<ServeRow>& rows, const std::string& truth, double rps,
@@ -237,7 +245,7 @@ ServeReport run_simulated(const ServeBenchmarkOptions& options) {
       const std::vector<TraceRequest> trace = make_workload(workload, ratios);
       for (const Configuration& configuration : configurations) {
         const SimulationResult result = simulate_configuration(configuration, options, profile, trace, truth);
-        report.rows.push_back(simulated_row(configuration, rps, result, result.makespan - trace.front().arrival, slo));
+        report.rows.push_back(simulated_row(configuration, rps, result, trace, result.makespan - trace.front().arrival, slo));
         report.rows.back().truth = label;
         if (configuration.policy == BalancePolicy::mask_aware && configuration.batching == "cb") {
           decision_seconds += result.scheduler_seconds;
@@ -262,6 +270,8 @@ ServeReport run_simulated(const ServeBenchmarkOptions& options) {
         {"finish_time_p95_below_request_count", 1 - finish_time->p95 / by_count->p95},
         {"cb_p95_below_naive_cb", 1 - mask_aware->p95 / naive->p95},
         {"static_full_mean_over_cb_mask_aware_mean", full->mean / mask_aware->mean},
+        {"mask_aware_tail_share_from_largest", mask_aware->tail_share_from_largest},
+        {"request_count_tail_share_from_largest", by_count->tail_share_from_largest},
     };
   }
   report.overheads = {{"mask_aware_decision_us", decisions ? 1e6 * decision_seconds / decisions : 0.0},
@@ -437,7 +447,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
       for (const Configuration& configuration : configurations) {
         const SimulationResult result =
             simulate_configuration(configuration, simulated, profile, trace_for(configuration), truth);
-        report.rows.push_back(simulated_row(configuration, rps, result, result.makespan, slo));  // from 0, as real
+        report.rows.push_back(simulated_row(configuration, rps, result, trace_for(configuration), result.makespan, slo));  // from 0, as real
         report.rows.back().truth = "simulated " + truth.label();
       }
     // Diagnostic, not evidence: the most realistic truth again with each configuration's own
@@ -452,7 +462,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
       with_real_pre_post.postprocess_seconds = run.finish_seconds;
       const SimulationResult result =
           simulate_configuration(run.configuration, simulated, with_real_pre_post, trace_for(run.configuration), realistic);
-      report.rows.push_back(simulated_row(run.configuration, rps, result, result.makespan, slo));
+      report.rows.push_back(simulated_row(run.configuration, rps, result, trace_for(run.configuration), result.makespan, slo));
       report.rows.back().truth = "simulated " + realistic.label() + ", real pre/post";
     }
     for (const RealRun& run : real_runs)
@@ -494,7 +504,9 @@ nlohmann::json ServeReport::to_json() const {
                          {"throughput", row.throughput},
                          {"goodput", row.goodput},
                          {"slo_attainment", row.slo_attainment},
-                         {"completed", row.completed}});
+                         {"completed", row.completed},
+                         {"tail_share_from_largest",
+                          row.tail_share_from_largest < 0 ? nlohmann::json() : nlohmann::json(row.tail_share_from_largest)}});
   return {{"config", config}, {"rows", rows_json}, {"overheads", overheads}, {"targets", targets}};
 }
 
@@ -504,12 +516,18 @@ std::string ServeReport::table() const {
   for (const auto& [key, value] : config.items()) out << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump()) << "\n";
   out << "\n" << std::left << std::setw(22) << "truth" << " " << std::setw(12) << "batching" << std::setw(15) << "policy" << std::right << std::setw(8)
       << "rps" << std::setw(9) << "mean s" << std::setw(9) << "p50" << std::setw(9) << "p95" << std::setw(9) << "p99"
-      << std::setw(10) << "queue s" << std::setw(10) << "thr r/s" << std::setw(8) << "SLO %" << "\n";
+      << std::setw(10) << "queue s" << std::setw(10) << "thr r/s" << std::setw(8) << "SLO %" << std::setw(9) << "tail L%"
+      << "\n";
   for (const ServeRow& row : rows) {
     out << std::left << std::setw(22) << row.truth << " " << std::setw(12) << row.batching << std::setw(15) << row.policy << std::right << std::setprecision(2)
         << std::setw(8) << row.rps << std::setw(9) << row.mean << std::setw(9) << row.p50 << std::setw(9) << row.p95
         << std::setw(9) << row.p99 << std::setw(10) << row.mean_queueing << std::setprecision(3) << std::setw(10)
-        << row.throughput << std::setprecision(0) << std::setw(8) << 100 * row.slo_attainment << "\n";
+        << row.throughput << std::setprecision(0) << std::setw(8) << 100 * row.slo_attainment << std::setw(9);
+    if (row.tail_share_from_largest < 0)
+      out << "-";
+    else
+      out << 100 * row.tail_share_from_largest;
+    out << "\n";
   }
   out << "\noverheads: " << overheads.dump() << "\n";
   out << "targets:   " << targets.dump() << "\n";

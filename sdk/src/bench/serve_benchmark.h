@@ -57,6 +57,9 @@ struct ServeRow {
   double mean_queueing = 0, p95_queueing = 0;
   double throughput = 0, goodput = 0, slo_attainment = 0;
   int completed = 0;
+  // Share of the slowest 5% that are among the largest tenth of requests by work
+  // (serve::tail_share_from_largest); negative where the run does not know each request's work.
+  double tail_share_from_largest = -1;
 };
 
 struct ServeReport {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
+
 namespace flashps::serve {
 
 double percentile(std::vector<double> values, double fraction) {
@@ -33,6 +35,22 @@ LatencySummary summarize_latencies(const std::vector<double>& latencies, const s
     summary.goodput = double(met) / duration;
   }
   return summary;
+}
+
+double tail_share_from_largest(const std::vector<double>& latencies, const std::vector<double>& works, double tail,
+                               double largest) {
+  if (latencies.size() != works.size())
+    throw Error("tail share: " + std::to_string(latencies.size()) + " latencies for " + std::to_string(works.size()) +
+                " requests");
+  const double slow_from = percentile(latencies, tail);
+  const double large_from = percentile(works, 1.0 - largest);
+  int slow = 0, slow_and_large = 0;
+  for (size_t i = 0; i < latencies.size(); ++i) {
+    if (latencies[i] < slow_from) continue;
+    ++slow;
+    slow_and_large += works[i] >= large_from;
+  }
+  return slow ? double(slow_and_large) / double(slow) : 0.0;
 }
 
 }  // namespace flashps::serve

@@ -21,4 +21,11 @@ double percentile(std::vector<double> values, double fraction);
 LatencySummary summarize_latencies(const std::vector<double>& latencies, const std::vector<double>& queueings,
                                    double duration, double slo_seconds);
 
+// Which requests make the latency tail: of the requests at or above the `tail` percentile of
+// latency (0.95: the slowest 5%), the share that are among the largest `largest` fraction by
+// `works` (0.10: the largest tenth). Near 1, the tail is the big requests' own length, which no
+// routing shortens; near 0, it is smaller requests slowed by others. Error if the sizes differ.
+double tail_share_from_largest(const std::vector<double>& latencies, const std::vector<double>& works,
+                               double tail = 0.95, double largest = 0.10);
+
 }  // namespace flashps::serve
