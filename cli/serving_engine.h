@@ -10,7 +10,7 @@ namespace flashps::cli {
 struct ServingEngineOptions {
   std::string model;              // empty: the bundled model
   std::string devices = "cpu", dtype = "fp32", cache_dir, batching = "cb", profile;
-  int max_batch = 8;
+  int max_batch = 0;  // per device
   size_t max_queued = 64;
   bool quiet = false;             // no loading bar
   int compute_nice = 0;           // added to the compute threads' nice value (serve: 10)

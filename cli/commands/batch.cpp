@@ -20,7 +20,7 @@ namespace fps = flashps::sdk;
 
 struct BatchCommandOptions {
   std::string manifest, model, dtype = "fp32", cache_dir, profile, batching = "cb", json_out, devices = "cpu";
-  int max_batch = 8;
+  int max_batch = 0;
   size_t max_queued = 64;
   bool no_resume = false, quiet = false;
 };
@@ -41,7 +41,11 @@ void add_batch_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   batch->add_option("--cache-dir", options.cache_dir, "Activation store directory");
   batch->add_option("--batching", options.batching, "static-full, static, naive-cb or cb")->capture_default_str();
-  batch->add_option("--max-batch", options.max_batch, "Requests denoised together")->capture_default_str();
+  batch->add_option("--max-batch", options.max_batch,
+                    "Requests denoised together; 0: per device (1 where its profile measured that batching saves "
+                    "no time, else 8)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   batch->add_option("--max-queued", options.max_queued, "Requests waiting at most")->capture_default_str();
   batch->add_option("--profile", options.profile, "Device profile from `flashps profile` (for routing)");
   batch->add_option("--devices", options.devices,

@@ -29,7 +29,7 @@ struct ServeCommandOptions {
   std::string model, listen = "127.0.0.1:8188", devices = "cpu", dtype = "fp32", cache_dir, api_key_file, profile;
   std::string batching = "cb", port_file, access_log = "-", model_name;
   size_t max_queue = 64;
-  int max_batch = 8, http_threads = 16, max_connections = 0, max_prompt_chars = 4000, max_images = 4;
+  int max_batch = 0, http_threads = 16, max_connections = 0, max_prompt_chars = 4000, max_images = 4;
   double max_body_mb = 64, drain_seconds = 30;
   int64_t max_pixels = 16777216;
   // Denoising yields a core to the connection threads: without it, P95 HTTP overhead grew from
@@ -148,8 +148,10 @@ void add_serve_command(CLI::App& app, CommandAction& action) {
   serve_command->add_option("--max-queue", options.max_queue, "Edits waiting at most; more get 429")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  serve_command->add_option("--max-batch", options.max_batch, "Edits denoised together per worker")
-      ->check(CLI::Range(1, 256))
+  serve_command->add_option("--max-batch", options.max_batch,
+                            "Edits denoised together per worker; 0: per device (1 where its profile measured that "
+                            "batching saves no time, else 8)")
+      ->check(CLI::Range(0, 256))
       ->capture_default_str();
   serve_command->add_option("--max-body-mb", options.max_body_mb, "Request body limit (MiB); larger gets 413")
       ->check(CLI::Range(0.001, 4096.0))

@@ -346,3 +346,51 @@ TEST_CASE("request_as_run gives what the engine steps: the whole template image 
   }
   CHECK(tokens_of["cb"] != tokens_of["static-full"]);  // else this test could not tell them apart
 }
+
+TEST_CASE("an engine with batch size 0 steps one request at a time where the device profile measured no gain",
+          "[serve][engine][batch_size]") {
+  TempDir dir;
+  auto pipeline = tiny_pipeline(dir);
+  // This device's profile, with measured steps whose batches cost each request what a single
+  // step does (as this project's CPU measured).
+  DeviceProfile profile = estimated_device_profile(*pipeline);
+  for (int batch_size : {1, 2, 4})
+    for (double ratio : {0.1, 0.3, 0.6}) {
+      RequestWork work;
+      work.steps = 3;
+      work.image_tokens = profile.image_tokens;
+      work.text_tokens = profile.text_tokens;
+      work.masked_tokens = std::max<int64_t>(1, int64_t(ratio * double(profile.image_tokens)));
+      work.cached = true;
+      MeasuredStep step;
+      step.batch.assign(batch_size, work);
+      step.flops = estimate_step(profile, step.batch).flops;
+      step.seconds = {batch_size * 0.01 + step.flops / 1e11};
+      step.cached_blocks = int(profile.blocks.size());
+      profile.measured_steps.push_back(step);
+    }
+  const std::string profile_path = dir.file("cpu-profile.json");
+  write_device_profile(profile, profile_path);
+  const auto largest_batch = [&](int max_batch) {
+    EngineOptions options = options_for("cb", max_batch);
+    options.record_steps = true;
+    Engine engine({engine_device(pipeline, profile_path)}, options);
+    std::vector<EditHandle> handles;
+    engine.pause();  // every request prepared and waiting before the first step
+    for (int i = 0; i < 4; ++i)
+      handles.push_back(engine.submit(request_for(gradient_image(32, 32), box_mask(32, 32, 4, 4, 12), i, 3)));
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (engine.counters().prepared < 4 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    engine.resume();
+    for (EditHandle& handle : handles) {
+      handle.wait();
+      CHECK(handle.status() == RequestStatus::done);
+    }
+    size_t largest = 0;
+    for (const StepRecord& step : engine.step_log()) largest = std::max(largest, step.batch.size());
+    return largest;
+  };
+  CHECK(largest_batch(0) == 1);
+  CHECK(largest_batch(4) > 1);  // given, it is kept
+}

@@ -188,7 +188,10 @@ void add_serve_bench_command(CLI::App& bench, CommandAction& action) {
   serve->add_option("--rps", options.rps,
                     "Offered loads in requests/s (default: 0.15, 0.3, 0.6, 0.9 of capacity simulated; all at once real)");
   auto* requests = serve->add_option("--requests", options.requests, "Requests per configuration and load (default 2000 simulated, 24 real)");
-  serve->add_option("--max-batch", options.max_batch, "Maximum batch size")->capture_default_str();
+  serve->add_option("--max-batch", options.max_batch,
+                    "Maximum batch size; 0: per device (1 where the profile measured that batching saves no time, "
+                    "else 8)")
+      ->capture_default_str();
   serve->add_option("--slo", options.slo_seconds, "Latency SLO in seconds for goodput (default: 5x unloaded)");
   serve->add_option("--seed", options.seed, "Seed of arrivals and masks")->capture_default_str();
   serve->add_option("--model", model_option, "Real workers: model folder (default: the bundled model)");

@@ -57,7 +57,7 @@ serve::BalancePolicy to_policy(flashps_balance_policy policy) {
 serve::EngineOptions engine_options(const flashps_engine_params& params) {
   if (params.max_batch < 0 || params.max_batch > 1024)
     throw InvalidArgumentError("flashps_engine_params.max_batch is " + std::to_string(params.max_batch) +
-                               "; it must be 0 (8) to 1024");
+                               "; it must be 0 (per device) to 1024");
   if (params.pool_threads < 0 || params.pool_threads > 256)
     throw InvalidArgumentError("flashps_engine_params.pool_threads is " + std::to_string(params.pool_threads) +
                                "; it must be 0 (1) to 256");
@@ -65,7 +65,7 @@ serve::EngineOptions engine_options(const flashps_engine_params& params) {
     throw InvalidArgumentError("flashps_engine_params.compute_nice is " + std::to_string(params.compute_nice) +
                                "; it must be 0 (unchanged) to 19");
   serve::EngineOptions options;
-  options.batching = serve::batching_config(batching_name(params.batching), params.max_batch > 0 ? params.max_batch : 8);
+  options.batching = serve::batching_config(batching_name(params.batching), params.max_batch);
   options.policy = to_policy(params.policy);
   options.max_queued = params.max_queued > 0 ? params.max_queued : 64;
   options.pool_threads = params.pool_threads > 0 ? params.pool_threads : 1;

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/image.h"
 #include "pipeline/flux_inpaint_pipeline.h"
+#include "serve/batch_size.h"
 #include "serve/device_selection.h"
 #include "serve/engine.h"
 #include "serve/engine_device.h"
@@ -209,11 +210,12 @@ ServeReport run_simulated(const ServeBenchmarkOptions& options) {
                    {"arrivals", options.arrivals},
                    {"cv", options.arrivals == "gamma" ? options.cv : 1.0},
                    {"requests", options.requests},
-                   {"max_batch", options.max_batch},
+                   {"max_batch", batching_for_device(batching_config("cb", options.max_batch), profile).max_batch},
                    {"steps", profile.steps},
                    {"image_tokens", profile.image_tokens},
                    {"seed", options.seed},
                    {"balancer_model", "the profile's fit (" + profile.name + ")"}};
+  if (options.max_batch == 0) report.config["max_batch_choice"] = choose_max_batch(profile).reason;
   const std::vector<GroundTruthOptions> truths = ground_truths(options, profile);
   double decision_seconds = 0, finish_time_decision_seconds = 0;
   int decisions = 0, finish_time_decisions = 0;
@@ -338,7 +340,7 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
                    {"trace", ratios.description()},
                    {"arrivals", rps > 0 ? options.arrivals : "all at once"},
                    {"requests", options.requests},
-                   {"max_batch", options.max_batch},
+                   {"max_batch", options.max_batch > 0 ? nlohmann::json(options.max_batch) : nlohmann::json("per device")},
                    {"steps", options.steps},
                    {"templates", options.images.size()}};
   double max_assembly = 0, assembly = 0, assembly_cpu = 0, decision = 0;
@@ -354,6 +356,11 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
   // else with the pipeline's estimate.
   const std::string routing_profile = options.profile == "h800" ? std::string() : options.profile;
   report.config["balancer_model"] = routing_profile.empty() ? "estimated (no --profile)" : routing_profile;
+  if (options.max_batch == 0) {
+    const DeviceProfile first = engine_device(pipelines.front(), routing_profile).profile;
+    report.config["max_batch"] = choose_max_batch(first).max_batch;
+    report.config["max_batch_choice"] = choose_max_batch(first).reason;
+  }
   int done = 0;
   double slo = options.slo_seconds;
   std::vector<RealRun> real_runs;  // --compare-simulated
@@ -535,7 +542,7 @@ std::string ServeReport::table() const {
 }
 
 ServeReport run_serve_benchmark(const ServeBenchmarkOptions& options) {
-  if (options.max_batch < 1) throw Error("--max-batch must be at least 1");
+  if (options.max_batch < 0) throw Error("--max-batch must be at least 1 (or 0: per device)");
   if (options.requests < 1) throw Error("--requests must be at least 1");
   return options.simulate > 0 ? run_simulated(options) : run_real(options);
 }

@@ -33,7 +33,7 @@ struct ServeBenchmarkOptions {
   double cv = 1.0;
   std::vector<double> rps;          // empty: fractions of the measured capacity (simulated) or a burst (real)
   int requests = 2000;              // per configuration and rate (real: default 24)
-  int max_batch = 8;
+  int max_batch = 0;  // 0: per device (serve/batch_size.h)
   double slo_seconds = 0;           // goodput threshold; 0: 5x the unloaded latency
   uint64_t seed = 1;
   // Real workers:

@@ -15,7 +15,7 @@ void erase_value(Container& container, RequestId id) {
 }  // namespace
 
 BatchingConfig batching_config(const std::string& name, int max_batch) {
-  if (max_batch < 1) throw Error("maximum batch size must be at least 1");
+  if (max_batch < 0) throw Error("maximum batch size must be at least 1 (or 0: per device)");
   BatchingConfig config;
   config.max_batch = max_batch;
   if (name == "static-full") {

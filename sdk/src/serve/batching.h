@@ -30,12 +30,13 @@ struct BatchingConfig {
   BatchingMode mode = BatchingMode::continuous;
   bool disaggregated = true;
   bool mask_aware = true;  // false: every request is computed in full (no template cache)
-  int max_batch = 8;
+  int max_batch = 8;  // 0: per device (serve/batch_size.h), resolved before a worker uses it
 };
 
 // The benchmark's configurations: "static-full" (static, inline, full compute: the diffusers
 // baseline), "static" (static, disaggregated, mask-aware), "naive-cb" (continuous, inline,
-// mask-aware), "cb" (continuous, disaggregated, mask-aware). Error for other names.
+// mask-aware), "cb" (continuous, disaggregated, mask-aware). Error for other names; max_batch 0:
+// per device.
 BatchingConfig batching_config(const std::string& name, int max_batch);
 std::string batching_name(const BatchingConfig& config);
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "core/log.h"
+#include "serve/batch_size.h"
+
 namespace flashps::serve {
 
 EngineCore::EngineCore(std::vector<EngineDevice> devices, EngineOptions options) : options_(std::move(options)) {
@@ -12,10 +15,14 @@ EngineCore::EngineCore(std::vector<EngineDevice> devices, EngineOptions options)
   for (EngineDevice& device : devices) {
     if (!device.pipeline) throw Error("engine device \"" + device.name + "\" has no pipeline");
     if (device.profile.blocks.empty()) throw Error("engine device \"" + device.name + "\" has no latency profile");
-    workers_.push_back(std::make_unique<Worker>(std::move(device), options_.batching));
+    const BatchingConfig batching = batching_for_device(options_.batching, device.profile);
+    if (options_.batching.max_batch == 0)
+      log::info("worker " + device.name + ": max batch " + std::to_string(batching.max_batch) + " (" +
+                choose_max_batch(device.profile).reason + ")");
+    workers_.push_back(std::make_unique<Worker>(std::move(device), batching));
   }
   for (const auto& worker : workers_) profiles.push_back(&worker->device.profile);
-  balancer_ = std::make_unique<LoadBalancer>(options_.policy, profiles, options_.batching.max_batch);
+  balancer_ = std::make_unique<LoadBalancer>(options_.policy, profiles, workers_.front()->batcher.config().max_batch);
   events_.start();
   for (size_t i = 0; i < workers_.size(); ++i) workers_[i]->thread = std::thread([this, i] { worker_loop(i); });
   if (options_.batching.disaggregated)

@@ -45,7 +45,8 @@ double LoadBalancer::mask_aware_cost(const RequestWork& request, const std::vect
 }
 
 double LoadBalancer::predicted_finish(const RequestWork& request, const std::vector<RequestWork>& outstanding,
-                                      const DeviceProfile& profile) const {
+                                      const DeviceProfile& profile, int max_batch) const {
+  max_batch = std::max(1, max_batch);
   std::vector<RequestWork> waiting = outstanding;  // running first, then queued, in arrival order
   waiting.push_back(request);
   for (RequestWork& work : waiting) {  // every step counts whole; a request runs at least one step
@@ -58,7 +59,7 @@ double LoadBalancer::predicted_finish(const RequestWork& request, const std::vec
   std::vector<RequestWork> batch;
   double seconds = 0;
   while (true) {
-    while (running.size() < size_t(max_batch_) && next_waiting < waiting.size()) running.push_back(next_waiting++);
+    while (running.size() < size_t(max_batch) && next_waiting < waiting.size()) running.push_back(next_waiting++);
     batch.clear();
     for (size_t index : running) batch.push_back(waiting[index]);
     seconds += estimate_step(profile, batch).seconds;
@@ -84,7 +85,9 @@ size_t LoadBalancer::choose(const RequestWork& request, const std::vector<const 
     switch (policy_) {
       case BalancePolicy::request_count: cost = double(workers[i]->request_count()); break;
       case BalancePolicy::token_count: cost = double(workers[i]->computed_token_count()); break;
-      case BalancePolicy::finish_time: cost = predicted_finish(request, workers[i]->outstanding(), *profiles_[i]); break;
+      case BalancePolicy::finish_time:
+        cost = predicted_finish(request, workers[i]->outstanding(), *profiles_[i], workers[i]->config().max_batch);
+        break;
       default: cost = mask_aware_cost(request, workers[i]->outstanding(), *profiles_[i]); break;
     }
     if (cost < best_cost) {

@@ -31,6 +31,7 @@ const char* balance_policy_name(BalancePolicy policy);
 class LoadBalancer {
  public:
   // profiles[i]: the latency model of worker i (the pointers must outlive the balancer).
+  // max_batch: finish-time's batch limit where a worker's own is not known.
   LoadBalancer(BalancePolicy policy, std::vector<const DeviceProfile*> profiles, int max_batch);
 
   // The worker for `request`; ties go to the lowest index.
@@ -41,7 +42,11 @@ class LoadBalancer {
   // Seconds until `request` would finish denoising on a worker with `outstanding` requests
   // (running first, in arrival order), if nothing else arrived.
   double predicted_finish(const RequestWork& request, const std::vector<RequestWork>& outstanding,
-                          const DeviceProfile& profile) const;
+                          const DeviceProfile& profile) const {
+    return predicted_finish(request, outstanding, profile, max_batch_);
+  }
+  double predicted_finish(const RequestWork& request, const std::vector<RequestWork>& outstanding,
+                          const DeviceProfile& profile, int max_batch) const;
   BalancePolicy policy() const { return policy_; }
 
  private:

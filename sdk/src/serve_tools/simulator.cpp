@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "serve/batch_size.h"
 
 namespace flashps::serve {
 namespace {
@@ -42,12 +43,13 @@ class Simulation {
       : options_(options), trace_(trace), truth_(options.profile, options.ground_truth) {
     if (options.devices < 1) throw Error("simulation needs at least one device");
     if (options.profile.blocks.empty()) throw Error("simulation profile has no blocks");
+    const BatchingConfig batching = batching_for_device(options.batching, options.profile);
     for (int i = 0; i < options.devices; ++i) {
-      devices_.emplace_back(options.batching);
+      devices_.emplace_back(batching);
       devices_.back().pool_free = std::max(1, options.pool_threads_per_device);
     }
     std::vector<const DeviceProfile*> profiles(options.devices, &options_.profile);
-    balancer_ = std::make_unique<LoadBalancer>(options.policy, profiles, options.batching.max_batch);
+    balancer_ = std::make_unique<LoadBalancer>(options.policy, profiles, batching.max_batch);
     work_.reserve(trace.size());
     for (const TraceRequest& request : trace) {
       RequestWork work = request.work;
