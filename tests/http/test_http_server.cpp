@@ -154,6 +154,7 @@ TEST_CASE("HTTP: the OpenAI-compatible edit answers in that API's shape", "[http
   CHECK(edited.height == 64);
   // Every phase of the server's part of the latency, in the order they happen, each a duration.
   const std::string timing = result->get_header_value("Server-Timing");
+  CHECK_THAT(timing, Catch::Contains("edit;dur="));
   std::vector<std::string> phases;
   for (size_t at = 0; at < timing.size();) {
     const size_t duration = timing.find(";dur=", at);
