@@ -210,7 +210,7 @@ ServeReport run_simulated(const ServeBenchmarkOptions& options) {
                    {"arrivals", options.arrivals},
                    {"cv", options.arrivals == "gamma" ? options.cv : 1.0},
                    {"requests", options.requests},
-                   {"max_batch", batching_for_device(batching_config("cb", options.max_batch), profile).max_batch},
+                   {"max_batch", options.max_batch > 0 ? options.max_batch : choose_max_batch(profile).max_batch},
                    {"steps", profile.steps},
                    {"image_tokens", profile.image_tokens},
                    {"seed", options.seed},
@@ -357,9 +357,9 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
   const std::string routing_profile = options.profile == "h800" ? std::string() : options.profile;
   report.config["balancer_model"] = routing_profile.empty() ? "estimated (no --profile)" : routing_profile;
   if (options.max_batch == 0) {
-    const DeviceProfile first = engine_device(pipelines.front(), routing_profile).profile;
-    report.config["max_batch"] = choose_max_batch(first).max_batch;
-    report.config["max_batch_choice"] = choose_max_batch(first).reason;
+    const BatchSizeChoice choice = choose_max_batch(engine_device(pipelines.front(), routing_profile).profile);
+    report.config["max_batch"] = choice.max_batch;
+    report.config["max_batch_choice"] = choice.reason;
   }
   int done = 0;
   double slo = options.slo_seconds;

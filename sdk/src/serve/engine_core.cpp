@@ -15,10 +15,12 @@ EngineCore::EngineCore(std::vector<EngineDevice> devices, EngineOptions options)
   for (EngineDevice& device : devices) {
     if (!device.pipeline) throw Error("engine device \"" + device.name + "\" has no pipeline");
     if (device.profile.blocks.empty()) throw Error("engine device \"" + device.name + "\" has no latency profile");
-    const BatchingConfig batching = batching_for_device(options_.batching, device.profile);
-    if (options_.batching.max_batch == 0)
-      log::info("worker " + device.name + ": max batch " + std::to_string(batching.max_batch) + " (" +
-                choose_max_batch(device.profile).reason + ")");
+    BatchingConfig batching = options_.batching;
+    if (batching.max_batch == 0) {
+      const BatchSizeChoice choice = choose_max_batch(device.profile);
+      batching.max_batch = choice.max_batch;
+      log::info("worker " + device.name + ": max batch " + std::to_string(choice.max_batch) + " (" + choice.reason + ")");
+    }
     workers_.push_back(std::make_unique<Worker>(std::move(device), batching));
   }
   for (const auto& worker : workers_) profiles.push_back(&worker->device.profile);
