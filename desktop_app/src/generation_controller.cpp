@@ -21,9 +21,10 @@ QString model_name(const QString& option) {
 }
 
 QString describe(const sdk::ModelInfo& info) {
-  const QString family = info.family == sdk::ModelFamily::stable_diffusion ? QObject::tr("Stable Diffusion")
-                         : info.is_fill                                    ? QObject::tr("Flux Fill")
-                                                                           : QObject::tr("Flux");
+  const QString family = info.family == sdk::ModelFamily::other ? QString::fromStdString(info.family_name)
+                         : info.family == sdk::ModelFamily::stable_diffusion ? QObject::tr("Stable Diffusion")
+                         : info.is_fill                                      ? QObject::tr("Flux Fill")
+                                                                             : QObject::tr("Flux");
   return QObject::tr("%1 · %2 · %3 px · default steps: %4")
       .arg(QFileInfo(QString::fromStdString(info.model_dir)).fileName(), family)
       .arg(info.native_size)

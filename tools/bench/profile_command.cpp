@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "developer_commands.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/family_registry.h"
 #include "serve_tools/device_profiler.h"
 
 namespace flashps::bench_tool {
@@ -18,7 +18,7 @@ void add_profile_command(CLI::App& app, CommandAction& action) {
   CLI::App* profile = app.add_subcommand(
       "profile", "Measure this machine with a model and fit the scheduler's latency models (with R²)");
   profile->add_option("--model", model_option, "Model folder (diffusers layout); default: bundled model");
-  profile->add_option("--dtype", dtype, "Transformer precision: fp32 or bf16")
+  profile->add_option("--dtype", dtype, "Model precision: fp32 or bf16")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   profile->add_option("--out,-o", out, "Profile JSON to write (the default location is where edits and servers look for it)")->capture_default_str();
@@ -41,22 +41,23 @@ void add_profile_command(CLI::App& app, CommandAction& action) {
   profile->add_flag("--quiet,-q", quiet, "No progress bar");
   profile->callback([&action] {
     action = [] {
-      // No store: profiling must not fill the user's activation store.
-      const auto load = [] {
-        return FluxInpaintPipeline::load(model_dir(model_option), dtype == "bf16" ? at::kBFloat16 : at::kFloat);
-      };
-      auto pipeline = load();
-      std::vector<decltype(pipeline)> beside;
+      // Any family; no store: profiling must not fill the user's activation store. Co-runners share
+      // the weights, as an engine's workers on one device do.
+      ModelLoadOptions load_options;
+      load_options.dtype = dtype == "bf16" ? at::kBFloat16 : at::kFloat;
+      const std::shared_ptr<InpaintModel> model = load_model(model_dir(model_option), load_options);
+      auto pipeline = model->new_pipeline(nullptr);
+      std::vector<std::unique_ptr<InpaintPipeline>> beside;
       serve::ProfileOptions profile_options;
       for (int i = 0; i < co_runners; ++i) {
-        beside.push_back(load());
+        beside.push_back(model->new_pipeline(nullptr));
         profile_options.co_runners.push_back(beside.back().get());
       }
       profile_options.repeats = repeats;
       profile_options.sizes = sizes;
       profile_options.batch_sizes = batch_sizes;
       profile_options.progress = terminal_progress(quiet);
-      const serve::ProfileReport report = serve::profile_flux_device(*pipeline, profile_options);
+      const serve::ProfileReport report = serve::profile_device(*pipeline, profile_options);
       finish_progress_line(quiet);
       if (const auto folder = std::filesystem::path(out).parent_path(); !folder.empty())
         std::filesystem::create_directories(folder);

@@ -10,6 +10,7 @@
 #define FLASHPS_EDITOR_H
 
 #include "flashps/common.h"
+#include "flashps/model.h"
 #include "flashps/store.h"
 
 #ifdef __cplusplus
@@ -24,10 +25,6 @@ typedef enum flashps_cache_mode {
   FLASHPS_CACHE_HIDDEN = 3 /* cached block outputs of unmasked tokens (Flux, Stable Diffusion) */
 } flashps_cache_mode;
 
-typedef enum flashps_model_family {
-  FLASHPS_FAMILY_FLUX = 1,             /* FluxTransformer2DModel folders, the bundled model */
-  FLASHPS_FAMILY_STABLE_DIFFUSION = 2  /* UNet2DConditionModel folders: SD 1.x, 2.x, XL */
-} flashps_model_family;
 
 typedef struct flashps_editor flashps_editor; /* opaque */
 
@@ -97,20 +94,6 @@ typedef struct flashps_edit_stats {
   int prompt_cache_hit; /* the prompt's embeddings came from the store: no text encoder ran */
 } flashps_edit_stats;
 
-typedef struct flashps_model_info {
-  size_t struct_size;          /* sizeof(flashps_model_info), set by the caller */
-  flashps_model_family family;
-  const char* model_dir;       /* the folder loaded (owned by the editor) */
-  const char* fingerprint;     /* hash of configs and weight headers (owned by the editor) */
-  const char* device;          /* "cpu", "cuda:0", ... (owned by the editor) */
-  int native_size;             /* pixels per side it was trained at; 0 = any */
-  int takes_text;              /* encodes prompts (else prompts are ignored, with a note) */
-  int default_steps;           /* steps used when flashps_edit_params.steps is 0 */
-  int is_fill;                 /* Fill conditioning / 9-channel inpainting model */
-  int unconditional;           /* trained without prompts (the bundled model) */
-  int recommends_texture_transfer;
-  int bf16;
-} flashps_model_info;
 
 FLASHPS_EXPORT flashps_editor_params flashps_editor_default_params(void);
 FLASHPS_EXPORT flashps_edit_params flashps_edit_default_params(void);
@@ -120,10 +103,16 @@ FLASHPS_EXPORT flashps_edit_params flashps_edit_default_params(void);
  * stand-in created once in the cache (with a log warning). Owned by the library; stable. */
 FLASHPS_EXPORT const char* flashps_default_model_dir(void);
 
-/* Opens a model folder (diffusers layout; NULL: flashps_default_model_dir()). The family is
- * detected from model_index.json. */
+/* Opens a model folder (diffusers layout; NULL: flashps_default_model_dir()) for this editor
+ * alone: flashps_model_open, then flashps_editor_open_model. The family is detected from the
+ * folder (flashps/model.h). */
 FLASHPS_EXPORT flashps_status flashps_editor_open(const char* model_dir, const flashps_editor_params* params,
                                                   flashps_editor** editor);
+/* An editor over an open model (API 6): it holds a reference to the model's weights, so the
+ * model handle may be freed at once. params' bf16 and device must be unset (0, NULL) or match
+ * the model's; its store or capture_dir is the editor's own. */
+FLASHPS_EXPORT flashps_status flashps_editor_open_model(flashps_model* model, const flashps_editor_params* params,
+                                                        flashps_editor** editor);
 /* NULL is fine. Waits for a call in progress on another thread. */
 FLASHPS_EXPORT void flashps_editor_close(flashps_editor* editor);
 FLASHPS_EXPORT flashps_status flashps_editor_info(const flashps_editor* editor, flashps_model_info* info);

@@ -118,6 +118,11 @@ FLASHPS_EXPORT const char* flashps_request_status_name(flashps_request_status st
 /* Loads the model (NULL: flashps_default_model_dir()) on every device and starts the workers. */
 FLASHPS_EXPORT flashps_status flashps_engine_open(const char* model_dir, const flashps_engine_params* params,
                                                   flashps_engine** engine);
+/* An engine over an open model (API 6): workers on the model's device share its weights (and
+ * several CPU workers share one copy); workers on other devices load their own. params.bf16 must
+ * be 0 or match the model. The engine holds a reference to the model. */
+FLASHPS_EXPORT flashps_status flashps_engine_open_model(flashps_model* model, const flashps_engine_params* params,
+                                                        flashps_engine** engine);
 /* Cancels what is outstanding, joins the engine's threads. NULL is fine. Request handles stay
  * valid (resolved) until freed. */
 FLASHPS_EXPORT void flashps_engine_close(flashps_engine* engine);

@@ -23,7 +23,8 @@
  *
  * The headers, one concept each:
  *   flashps/common.h  versions, status codes, errors, flashps_init, logging, progress, images
- *   flashps/editor.h  models and single edits, template registration and lookup
+ *   flashps/model.h   models: weights loaded once, shared by editors and engines; families
+ *   flashps/editor.h  single edits, template registration and lookup
  *   flashps/store.h   the activation store: list, stats, verify, evict, remove, gc
  *   flashps/engine.h  the serving engine (continuous batching, events, cancel, deadlines), batches
  *   flashps/mask.h    mask painting: brush strokes, rectangle/lasso fills, effective masks
@@ -43,6 +44,7 @@
 #include "flashps/editor.h"
 #include "flashps/engine.h"
 #include "flashps/mask.h"
+#include "flashps/model.h"
 #include "flashps/server.h"
 #include "flashps/store.h"
 

@@ -6,6 +6,8 @@
 //   namespace fps = flashps::sdk;
 //   fps::init();                                            // threads, allocator
 //   fps::Editor editor = fps::Editor::open();               // the bundled model
+//   // (or fps::Model model = fps::Model::open(); then Editor::open(model) and Engine::open(model)
+//   //  share its weights)
 //   fps::Image image = fps::Image::load("photo.png"), mask = fps::Image::load("mask.png");
 //   fps::EditOptions options;
 //   options.seed = 42;
@@ -21,6 +23,7 @@
 
 #include "flashps/cpp/common.hpp"
 #include "flashps/cpp/edit.hpp"
+#include "flashps/cpp/model.hpp"
 #include "flashps/cpp/store.hpp"
 #include "flashps/cpp/editor.hpp"
 #include "flashps/cpp/engine.hpp"

@@ -77,6 +77,8 @@ static_assert(sizeof(flashps_edit_stats) == 136);
 // ---- structs new in API 2: their whole size is their first layout ----
 static_assert(kRuntimeOptionsV2Size == 40);
 static_assert(kModelInfoV2Size == 72);
+static_assert(offsetof(flashps_model_info, family_name) == 72);  // API 6
+static_assert(sizeof(flashps_model_info) == 80);
 static_assert(kStoreParamsV2Size == 32);
 static_assert(kCaptureInfoV2Size == 72);
 static_assert(kStoreStatsV2Size == 96);
@@ -96,6 +98,9 @@ static_assert(sizeof(flashps_rect) == 16);  // passed by value: never grows
 // ---- structs new in API 3 ----
 static_assert(kServerParamsV3Size == 104);
 static_assert(kServerStatsV3Size == 72);
+
+// ---- structs new in API 6 ----
+static_assert(kModelParamsV6Size == 40);
 
 // Enums are int-sized in both C and C++ (the structs above hold them).
 static_assert(sizeof(flashps_status) == 4 && sizeof(flashps_cache_mode) == 4 && sizeof(flashps_log_level) == 4);

@@ -19,7 +19,7 @@ constexpr size_t kEditStatsV1Size = offsetof(flashps_edit_stats, encode_seconds)
 
 // ---- structs new in API 2 (common.h, editor.h, store.h, engine.h, mask.h) ----
 constexpr size_t kRuntimeOptionsV2Size = sizeof(flashps_runtime_options);
-constexpr size_t kModelInfoV2Size = sizeof(flashps_model_info);
+constexpr size_t kModelInfoV2Size = offsetof(flashps_model_info, family_name);
 constexpr size_t kStoreParamsV2Size = sizeof(flashps_store_params);
 constexpr size_t kCaptureInfoV2Size = sizeof(flashps_capture_info);
 constexpr size_t kStoreStatsV2Size = sizeof(flashps_store_stats);
@@ -36,5 +36,8 @@ constexpr size_t kBrushV2Size = sizeof(flashps_brush);
 // ---- structs new in API 3 (server.h) ----
 constexpr size_t kServerParamsV3Size = sizeof(flashps_server_params);
 constexpr size_t kServerStatsV3Size = sizeof(flashps_server_stats);
+
+// ---- structs new in API 6 (model.h) ----
+constexpr size_t kModelParamsV6Size = sizeof(flashps_model_params);
 
 }  // namespace flashps::api

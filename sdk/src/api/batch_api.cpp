@@ -70,7 +70,7 @@ flashps_status flashps_engine_run_batch(flashps_engine* engine, const char* mani
     flashps::serve::BatchRunOptions run;
     run.resume = params.resume != 0;
     run.max_in_flight = params.max_in_flight > 0 ? params.max_in_flight : engine->engine->options().max_queued;
-    run.model_takes_text = engine->takes_text;
+    run.model_takes_text = engine->info.takes_text != 0;
     if (params.progress)
       run.progress = [&](const flashps::serve::BatchProgress& progress) {
         const int resolved = progress.done + progress.failed + progress.skipped;

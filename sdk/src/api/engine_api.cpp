@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "api/abi_layout.h"
 #include "api/api_support.h"
@@ -17,8 +18,8 @@
 #include "api/handles.h"
 #include "cache/activation_store.h"
 #include "core/error.h"
-#include "pipeline/flux_inpaint_pipeline.h"
-#include "pipeline/sd_inpaint_pipeline.h"
+#include "api/model_loading.h"
+#include "pipeline/family_registry.h"
 #include "serve/batching.h"
 #include "serve/device_selection.h"
 #include "serve/engine_device.h"
@@ -87,35 +88,30 @@ void report_load(const flashps_engine_params& params, int loaded, int total, std
   if (!params.progress("load", loaded, total, seconds, params.user_data)) throw flashps::Cancelled();
 }
 
-// Loads the model on every device into `handle` (its store set).
-std::vector<serve::EngineDevice> load_devices(flashps_engine& handle, const std::string& model_dir,
+// A pipeline for every device into `handle` (its store set): workers on `model`'s device share its
+// weights; the model is loaded again, from its folder, for each other device.
+std::vector<serve::EngineDevice> load_devices(flashps_engine& handle, std::shared_ptr<flashps::InpaintModel> model,
                                               const flashps_engine_params& params) {
   const std::vector<at::Device> devices = serve::select_devices(params.devices ? params.devices : "cpu");
-  const at::ScalarType dtype = params.bf16 ? at::kBFloat16 : at::kFloat;
   const std::string profile = params.profile_path ? params.profile_path : "";
   const auto start = std::chrono::steady_clock::now();
   const int total = static_cast<int>(devices.size());
   report_load(params, 0, total, start);
   std::vector<serve::EngineDevice> workers;
   for (const at::Device& device : devices) handle.devices += (handle.devices.empty() ? "" : ",") + device.str();
-  const bool stable_diffusion = flashps::is_stable_diffusion_folder(model_dir);
+  std::map<std::string, std::shared_ptr<flashps::InpaintModel>> models{{model->device().str(), model}};
   for (const at::Device& device : devices) {
+    std::shared_ptr<flashps::InpaintModel>& weights = models[device.str()];
+    if (!weights) weights = flashps::load_model(model->model_dir(), {model->dtype(), device});
+    std::shared_ptr<flashps::InpaintPipeline> pipeline = weights->new_pipeline(handle.store);
+    if (!handle.first_pipeline) {
+      handle.first_pipeline = pipeline;
+      handle.model = weights;
+    }
     // Repeated CPU workers get numbered names, so logs and metrics tell them apart.
     const auto repeats = std::count(devices.begin(), devices.end(), device);
     const std::string name = repeats > 1 ? device.str() + "/" + std::to_string(workers.size()) : device.str();
-    if (stable_diffusion) {
-      auto pipeline = std::shared_ptr<flashps::SDInpaintPipeline>(
-          flashps::SDInpaintPipeline::load(model_dir, dtype, handle.store, device));
-      if (!handle.sd) handle.sd = pipeline;
-      handle.takes_text = true;
-      workers.push_back(serve::engine_device(pipeline, profile, name));
-    } else {
-      auto pipeline = std::shared_ptr<flashps::FluxInpaintPipeline>(
-          flashps::FluxInpaintPipeline::load(model_dir, dtype, handle.store, device));
-      if (!handle.flux) handle.flux = pipeline;
-      handle.takes_text = pipeline->has_text_encoder();  // Flux folders with text_encoder_2
-      workers.push_back(serve::engine_device(pipeline, profile, name));
-    }
+    workers.push_back(serve::engine_device(std::move(pipeline), profile, name));
     report_load(params, static_cast<int>(workers.size()), total, start);
   }
   return workers;
@@ -191,38 +187,16 @@ bool wait_for(const flashps_request& request, double timeout_seconds) {
 
 bool valid_timeout(double timeout_seconds) { return !std::isnan(timeout_seconds); }
 
-// flashps_model_info of the engine's model, as flashps_editor_info describes an editor's; the
-// device is the engine's device list ("cpu", "cuda:0,cuda:1").
-void describe_model(flashps_engine& handle, bool bf16) {
-  flashps_model_info& info = handle.info;
-  info.struct_size = sizeof(info);
-  info.bf16 = bf16 ? 1 : 0;
-  if (handle.flux) {
-    const flashps::FluxInpaintPipeline& flux = *handle.flux;
-    handle.model_dir = flux.components().model_dir;
-    handle.fingerprint = flux.components().fingerprint;
-    info.family = FLASHPS_FAMILY_FLUX;
-    info.native_size = flux.components().native_size;
-    info.takes_text = flux.has_text_encoder() ? 1 : 0;
-    info.default_steps = flux.recommended_steps();
-    info.is_fill = flux.is_fill() ? 1 : 0;
-    info.unconditional = flux.is_unconditional() ? 1 : 0;
-    info.recommends_texture_transfer = flux.recommends_texture_transfer() ? 1 : 0;
-  } else {
-    const flashps::SDInpaintPipeline& sd = *handle.sd;
-    handle.model_dir = sd.components().model_dir;
-    handle.fingerprint = sd.components().fingerprint;
-    info.family = FLASHPS_FAMILY_STABLE_DIFFUSION;
-    info.native_size = 0;  // any size (multiples of size_multiple())
-    info.takes_text = 1;
-    info.default_steps = sd.recommended_steps();
-    info.is_fill = sd.is_inpainting_unet() ? 1 : 0;
-    info.unconditional = 0;
-    info.recommends_texture_transfer = 0;
-  }
-  info.model_dir = handle.model_dir.c_str();
-  info.fingerprint = handle.fingerprint.c_str();
-  info.device = handle.devices.c_str();
+std::unique_ptr<flashps_engine> open_engine(const flashps_model& model, const flashps_engine_params& params,
+                                            const serve::EngineOptions& options) {
+  auto handle = std::make_unique<flashps_engine>();
+  handle->store = open_store(params);
+  std::vector<serve::EngineDevice> devices = load_devices(*handle, model.model, params);
+  handle->workers = static_cast<int>(devices.size());
+  handle->engine = std::make_unique<serve::Engine>(std::move(devices), options);
+  // As flashps_editor_info describes an editor's; the device is the engine's device list.
+  handle->info = flashps::api::describe_model(*handle->model, handle->devices);
+  return handle;
 }
 
 // Resumes the engine however the registration ends.
@@ -273,24 +247,33 @@ flashps_status flashps_engine_open(const char* model_dir, const flashps_engine_p
   if (!flashps::api::read_params(given, flashps::api::kEngineParamsV2Size, params, kFunction,
                                  "flashps_engine_params"))
     return FLASHPS_INVALID_ARGUMENT;
-  std::string folder;
-  if (model_dir) {
-    folder = model_dir;
-  } else {
-    const char* fallback = flashps_default_model_dir();
-    if (!fallback || !*fallback) return fail(FLASHPS_NOT_FOUND, kFunction, "no default model folder");
-    folder = fallback;
-  }
+  if (model_dir && !*model_dir) return invalid(kFunction, "model_dir is \"\": give a folder, or NULL for the default");
   return guarded([&] {
     const serve::EngineOptions options = engine_options(params);
-    if (!std::filesystem::is_directory(folder)) throw flashps::NotFoundError(folder + ": model folder does not exist");
-    auto handle = std::make_unique<flashps_engine>();
-    handle->store = open_store(params);
-    std::vector<serve::EngineDevice> devices = load_devices(*handle, folder, params);
-    handle->workers = static_cast<int>(devices.size());
-    handle->engine = std::make_unique<serve::Engine>(std::move(devices), options);
-    describe_model(*handle, params.bf16 != 0);
-    *engine = handle.release();
+    // The first device's weights; the others load in load_devices, with progress per device.
+    flashps_model_params model_params = flashps_model_default_params();
+    model_params.bf16 = params.bf16;
+    const std::string first_device = serve::select_devices(params.devices ? params.devices : "cpu").front().str();
+    model_params.device = first_device.c_str();
+    const std::unique_ptr<flashps_model> model = flashps::api::open_model(model_dir, model_params);
+    *engine = open_engine(*model, params, options).release();
+  });
+}
+
+flashps_status flashps_engine_open_model(flashps_model* model, const flashps_engine_params* given,
+                                         flashps_engine** engine) {
+  static constexpr const char* kFunction = "flashps_engine_open_model";
+  if (!engine) return invalid(kFunction, "engine must not be NULL");
+  *engine = nullptr;
+  if (!model) return invalid(kFunction, "model is NULL");
+  flashps_engine_params params = flashps_engine_default_params();
+  if (!flashps::api::read_params(given, flashps::api::kEngineParamsV2Size, params, kFunction,
+                                 "flashps_engine_params"))
+    return FLASHPS_INVALID_ARGUMENT;
+  return guarded([&] {
+    const serve::EngineOptions options = engine_options(params);
+    flashps::api::check_same_weights(*model, params.bf16, nullptr, "flashps_engine_params");
+    *engine = open_engine(*model, params, options).release();
   });
 }
 
@@ -388,8 +371,9 @@ flashps_status flashps_engine_register_template(flashps_engine* engine, const fl
     // pipeline until resumed, so the registration is the pipeline's only stepper meanwhile.
     std::lock_guard<std::mutex> one_at_a_time(engine->registering);
     PausedEngine paused(*engine->engine);
-    const flashps::TemplateInfo info = engine->flux ? engine->flux->register_template(request, true, true)
-                                                    : engine->sd->register_template(request);
+    const flashps::ModelCapabilities capabilities = engine->model->capabilities();
+    const flashps::TemplateInfo info =
+        engine->first_pipeline->register_template(request, capabilities.kv_replay, capabilities.hidden_replay);
     flashps::api::fill_stats(info.stats, info.bytes, stats);
   });
 }

@@ -9,8 +9,8 @@
 #include "serve/engine.h"
 
 namespace flashps {
-class FluxInpaintPipeline;
-class SDInpaintPipeline;
+class InpaintModel;
+class InpaintPipeline;
 namespace engine {
 class CaptureStore;
 }
@@ -18,14 +18,12 @@ class CaptureStore;
 
 struct flashps_engine {
   std::shared_ptr<flashps::engine::CaptureStore> store;  // shared by every device's pipeline
-  // The first device's pipeline, typed (one of them is set): registrations run on it.
-  std::shared_ptr<flashps::FluxInpaintPipeline> flux;
-  std::shared_ptr<flashps::SDInpaintPipeline> sd;
+  std::shared_ptr<flashps::InpaintModel> model;  // the first device's weights
+  // The first device's pipeline: registrations run on it.
+  std::shared_ptr<flashps::InpaintPipeline> first_pipeline;
   std::unique_ptr<flashps::serve::Engine> engine;
-  bool takes_text = false;  // the model encodes prompts (Stable Diffusion, Flux with text encoders)
   int workers = 0;
-  // flashps_model_info's strings point into these.
-  std::string model_dir, fingerprint, devices;
+  std::string devices;      // flashps_model_info.device points into it
   flashps_model_info info{};
   // Registrations pause the engine; pause/resume do not nest, so one registration at a time.
   std::mutex registering;

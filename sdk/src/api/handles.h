@@ -8,8 +8,8 @@
 #include "flashps/flashps.h"
 
 namespace flashps {
-class FluxInpaintPipeline;
-class SDInpaintPipeline;
+class InpaintModel;
+class InpaintPipeline;
 namespace cache {
 class ActivationStore;
 }
@@ -26,20 +26,29 @@ struct flashps_store {
   std::string notes;  // what opening it found and did, one per line
 };
 
-// A loaded model (flashps/editor.h). Exactly one of `flux` / `sd` is set. Every call on an
-// editor locks `mutex`, so an editor shared by threads runs one call at a time (the pipelines
-// are not re-entrant); the strings are set once at open and read without it.
+// A loaded model (flashps/model.h): one reference to its weights, and the strings its info points to.
+struct flashps_model {
+  std::shared_ptr<flashps::InpaintModel> model;
+  std::string device;
+  flashps_model_info info{};
+};
+
+// An editor (flashps/editor.h): a pipeline over a shared model. Every call on an editor locks
+// `mutex`, so an editor shared by threads runs one call at a time (the pipelines are not
+// re-entrant); `info` is set once at open and read without it.
 struct flashps_editor {
   std::mutex mutex;
-  flashps_model_family family = FLASHPS_FAMILY_FLUX;
-  std::unique_ptr<flashps::FluxInpaintPipeline> flux;
-  std::unique_ptr<flashps::SDInpaintPipeline> sd;
-  std::string model_dir, fingerprint, device;
-  bool bf16 = false;
-  ~flashps_editor();  // editor_api.cpp, where the pipelines are complete types
+  std::shared_ptr<flashps::InpaintModel> model;
+  std::unique_ptr<flashps::InpaintPipeline> pipeline;
+  std::string device;
+  flashps_model_info info{};
+  ~flashps_editor();  // editor_api.cpp, where the pipeline is a complete type
 };
 
 namespace flashps::api {
+
+// flashps_model_info of `model`; its strings point into `model` and `device`, which must outlive it.
+flashps_model_info describe_model(const InpaintModel& model, const std::string& device);
 
 // Where an editor or engine keeps template captures: `store` when given (shared), else a new
 // ActivationStore in `capture_dir`, else nullptr (the pipelines then keep them in memory).

@@ -17,7 +17,7 @@
 
 #include "core/error.h"
 #include "core/mask_ops.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/family_registry.h"
 #include "workload/random_masks.h"
 
 namespace flashps::bench {
@@ -62,7 +62,7 @@ std::string run_in_child(const PhotoBenchmarkOptions& options, int width, int he
     request.steps = options.steps;
     request.texture_transfer = texture;
     request.mode = CacheMode::full;
-    auto pipeline = FluxInpaintPipeline::load(options.model_dir, at::kFloat);
+    auto pipeline = load_model(options.model_dir)->new_pipeline(nullptr);
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = cpu_seconds_now();
     const EditResult result = pipeline->edit(request);

@@ -1,16 +1,18 @@
 #include "bench/serve_benchmark.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <map>
 #include <sstream>
 #include <thread>
 
 #include "core/error.h"
 #include "core/image.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/family_registry.h"
 #include "serve/batch_size.h"
 #include "serve/device_selection.h"
 #include "serve/engine.h"
@@ -289,23 +291,28 @@ ServeReport run_real(const ServeBenchmarkOptions& options) {
   ServeReport report;
   if (options.images.empty()) throw Error("bench serve: no template images");
   const at::ScalarType dtype = options.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
-  std::vector<std::shared_ptr<FluxInpaintPipeline>> pipelines;
+  std::vector<std::shared_ptr<InpaintPipeline>> pipelines;
   auto store = std::make_shared<engine::MemoryCaptureStore>();  // not the user's store
+  std::map<std::string, std::shared_ptr<InpaintModel>> models;  // per device: its workers share the weights
   std::vector<at::Device> devices;
   if (options.devices.empty())
     devices.assign(std::max(1, options.workers), at::Device(at::kCPU));
   else
     devices = select_devices(options.devices);
-  for (const at::Device& device : devices)
-    pipelines.push_back(
-        std::shared_ptr<FluxInpaintPipeline>(FluxInpaintPipeline::load(options.model_dir, dtype, store, device)));
+  for (const at::Device& device : devices) {
+    std::shared_ptr<InpaintModel>& model = models[device.str()];
+    if (!model) model = load_model(options.model_dir, {dtype, device});
+    pipelines.push_back(model->new_pipeline(store));
+  }
+  // The family's best replay: kv where it has it (Flux), else block outputs.
+  const bool capture_kv = models.begin()->second->capabilities().kv_replay;
   std::vector<Image> templates;
   for (const std::string& path : options.images) {
     templates.push_back(read_image(path));
     EditRequest request;
     request.image = templates.back();
     request.steps = options.steps;
-    pipelines.front()->register_template(request, /*capture_kv=*/true, /*capture_hidden=*/false);
+    pipelines.front()->register_template(request, capture_kv, /*capture_hidden=*/!capture_kv);
   }
   const MaskRatioSource ratios = MaskRatioSource::named(options.trace, options.traces_dir);
   WorkloadOptions workload;

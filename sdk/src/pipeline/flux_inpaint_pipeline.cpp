@@ -20,6 +20,7 @@ FluxInpaintPipeline::FluxInpaintPipeline(FluxPipelineComponents components,
                                          std::shared_ptr<engine::CaptureStore> store)
     : components_(std::move(components)), store_(std::move(store)) {
   if (!store_) store_ = std::make_shared<engine::MemoryCaptureStore>();
+  recommended_steps_ = components_.default_steps;
   const FluxConfig& config = components_.transformer->config();
   const int64_t latent_channels = components_.vae->latent_channels();
   const int64_t vsf = vae_scale_factor();
@@ -57,7 +58,6 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   components.default_guidance = config.in_channels > config.out_channels ? 30.0 : 3.5;
   components.fingerprint = model_fingerprint(model_dir, {"transformer", "vae", "scheduler"}, {"transformer", "vae"});
   const fs::path model_index = fs::path(model_dir) / "model_index.json";
-  int recommended_steps = 28;
   if (fs::exists(model_index)) {
     const nlohmann::json index = read_json_file(model_index.string());
     components.text = load_flux_text_encoders(model_dir, index, model_index.string(), dtype);
@@ -97,7 +97,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
     if (steps != index.end()) {
       if (!steps->is_number_integer() || steps->get<int>() < 1 || steps->get<int>() > 1000)
         throw CorruptDataError(model_index.string() + ": _flashps_default_steps must be an integer from 1 to 1000");
-      recommended_steps = steps->get<int>();
+      components.default_steps = steps->get<int>();
     }
   }
   if (!device.is_cpu()) {
@@ -108,9 +108,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
       components.text.text_encoder_2->to(device);
     }
   }
-  auto pipeline = std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
-  pipeline->recommended_steps_ = recommended_steps;
-  return pipeline;
+  return std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
 }
 
 TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& given, bool capture_kv,

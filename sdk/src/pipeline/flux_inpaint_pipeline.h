@@ -20,6 +20,7 @@
 #include "pipeline/edit_job.h"
 #include "pipeline/edit_types.h"
 #include "pipeline/fill_conditioning.h"
+#include "pipeline/inpaint_model.h"
 #include "pipeline/flux_text_encoding.h"
 #include "schedulers/scheduler.h"
 
@@ -30,7 +31,7 @@ struct FluxEditJob;
 struct FluxPipelineComponents {
   FluxTransformer transformer{nullptr};
   std::shared_ptr<ImageAutoencoder> vae;
-  std::unique_ptr<Scheduler> scheduler;
+  std::shared_ptr<const Scheduler> scheduler;  // each job runs a clone
   Conditioning empty_prompt;  // stored embeddings for models without a text encoder
   FluxTextEncoders text;      // CLIP + T5 of folders that have them (FluxPipeline's encode_prompt)
   std::string model_dir;
@@ -46,9 +47,11 @@ struct FluxPipelineComponents {
   // Copy fine detail from the surroundings into the fill (pipeline/texture_transfer.h) unless a
   // request says otherwise; "_flashps_texture_transfer" in model_index.json.
   bool texture_transfer = false;
+  // Denoising steps of a request that names none ("_flashps_default_steps").
+  int default_steps = 28;
 };
 
-class FluxInpaintPipeline final : public StepwisePipeline {
+class FluxInpaintPipeline final : public InpaintPipeline {
  public:
   // Loads a diffusers-layout folder onto `device`: its models, latents and cache replays live
   // there; images and captures stay in host memory, and noise is drawn on the host so a seed
@@ -59,7 +62,6 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   FluxInpaintPipeline(FluxPipelineComponents components, std::shared_ptr<engine::CaptureStore> store);
   ~FluxInpaintPipeline();
 
-  EditResult edit(const EditRequest& request) { return run_alone(request); }
   // Stepwise editing for serving (pipeline/edit_job.h); thread-compatible: one thread steps a
   // pipeline at a time, start_edit/finish_edit may run on other threads meanwhile.
   std::unique_ptr<EditJob> start_edit(const EditRequest& request) override;
@@ -69,20 +71,21 @@ class FluxInpaintPipeline final : public StepwisePipeline {
   std::function<Image()> preview(const EditJob& job) const override;
   PipelineCostProfile cost_profile() const override;
   TemplateInfo register_template(const EditRequest& request, bool capture_kv = true,
-                                 bool capture_hidden = true);
+                                 bool capture_hidden = true) override;
   // Whether edit(request) would replay a registered template: prepares the request as far as its
   // capture id (image processing only, no model) and asks the store.
-  bool has_template(const EditRequest& request) const;
+  bool has_template(const EditRequest& request) const override;
 
   bool is_unconditional() const { return components_.unconditional; }
   // Whether edits copy fine detail from the surroundings unless a request says (texture_transfer).
   bool recommends_texture_transfer() const { return components_.texture_transfer; }
-  at::Device device() const { return components_.transformer->proj_out->weight.device(); }
+  at::Device device() const override { return components_.transformer->proj_out->weight.device(); }
   bool is_fill() const { return components_.transformer->config().is_fill() || fill_layout_; }
   bool has_text_encoder() const { return components_.text.present(); }
   int64_t vae_scale_factor() const;
   const FluxPipelineComponents& components() const { return components_; }
-  engine::CaptureStore& store() { return *store_; }
+  engine::CaptureStore& store() override { return *store_; }
+  const std::string& fingerprint() const override { return components_.fingerprint; }
 
   struct Prepared;  // an edit request turned into tensors (flux_inpaint_prepare.cpp)
 

@@ -15,16 +15,10 @@
 
 namespace flashps {
 
-bool is_stable_diffusion_folder(const std::string& dir) {
-  const std::filesystem::path index = std::filesystem::path(dir) / "model_index.json";
-  if (!std::filesystem::exists(index)) return false;
-  const nlohmann::json json = read_json_file(index.string());
-  return json.value("_class_name", std::string()).rfind("StableDiffusion", 0) == 0;
-}
-
 SDInpaintPipeline::SDInpaintPipeline(SDPipelineComponents components, std::shared_ptr<engine::CaptureStore> store)
     : components_(std::move(components)), store_(std::move(store)) {
   if (!store_) store_ = std::make_shared<engine::MemoryCaptureStore>();
+  recommended_steps_ = components_.default_steps;
   device_ = components_.unet->parameters().front().device();
   const UNetConfig& config = components_.unet->config();
   const int64_t latent_channels = components_.vae->latent_channels();
@@ -89,7 +83,13 @@ std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& mo
   return std::make_unique<SDInpaintPipeline>(std::move(components), std::move(store));
 }
 
-TemplateInfo SDInpaintPipeline::register_template(const EditRequest& request) {
+TemplateInfo SDInpaintPipeline::register_template(const EditRequest& request, bool capture_kv, bool capture_hidden) {
+  // Asking for kv alone would capture nothing a UNet replays.
+  if (!capture_hidden)
+    throw UnsupportedError(components_.model_dir +
+                           ": Stable Diffusion (UNet) templates capture 'hidden' activations only; 'kv' does not "
+                           "apply (set capture_hidden)");
+  (void)capture_kv;  // ignored beside hidden: dense ResNets need every row
   if (const std::string why = store_->why_unwritable(); !why.empty()) return skipped_registration(why);
   const auto start = std::chrono::steady_clock::now();
   EditRequest full = request;

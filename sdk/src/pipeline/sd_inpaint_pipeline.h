@@ -30,6 +30,7 @@
 #include "models/unet/unet_model.h"
 #include "models/vae/image_autoencoder.h"
 #include "pipeline/edit_job.h"
+#include "pipeline/inpaint_model.h"
 #include "pipeline/sd_text_encoding.h"
 #include "schedulers/scheduler.h"
 
@@ -37,21 +38,19 @@ namespace flashps {
 
 struct SDEditJob;
 
-// True for diffusers folders whose model_index.json names a StableDiffusion* pipeline.
-bool is_stable_diffusion_folder(const std::string& dir);
-
 struct SDPipelineComponents {
   UNet2DConditionModel unet{nullptr};
   std::shared_ptr<ImageAutoencoder> vae;
   SDTextEncoders text;
-  std::unique_ptr<Scheduler> scheduler;
+  std::shared_ptr<const Scheduler> scheduler;  // each job runs a clone
   std::string model_dir;
   std::string fingerprint;  // hash of configs and weight headers (activation-cache identity)
   bool force_zeros_for_empty_prompt = false;
   double default_guidance = 7.5;
+  int default_steps = 28;  // denoising steps of a request that names none
 };
 
-class SDInpaintPipeline final : public StepwisePipeline {
+class SDInpaintPipeline final : public InpaintPipeline {
  public:
   // Loads a diffusers folder onto `device` (its models, latents and cache replays live there;
   // noise is drawn on the host, so a seed gives the same noise on every device); Error names the
@@ -63,7 +62,6 @@ class SDInpaintPipeline final : public StepwisePipeline {
   explicit SDInpaintPipeline(SDPipelineComponents components, std::shared_ptr<engine::CaptureStore> store = nullptr);
   ~SDInpaintPipeline();
 
-  EditResult edit(const EditRequest& request) { return run_alone(request); }
   std::unique_ptr<EditJob> start_edit(const EditRequest& request) override;
   void step(const std::vector<EditJob*>& jobs) override;
   EditResult finish_edit(EditJob& job) override;
@@ -71,15 +69,17 @@ class SDInpaintPipeline final : public StepwisePipeline {
   std::function<Image()> preview(const EditJob& job) const override;
   PipelineCostProfile cost_profile() const override;
   // Runs the template in full and captures every transformer block's output (an empty mask is
-  // fine: later edits bring their own).
-  TemplateInfo register_template(const EditRequest& request);
+  // fine: later edits bring their own). UNets replay block outputs only: capture_hidden must be set.
+  TemplateInfo register_template(const EditRequest& request, bool capture_kv = false,
+                                 bool capture_hidden = true) override;
   // Whether edit(request) would replay a registered template: prepares the request as far as its
   // capture id (image processing only: no text encoder, VAE or UNet) and asks the store.
-  bool has_template(const EditRequest& request) const;
-  engine::CaptureStore& store() { return *store_; }
+  bool has_template(const EditRequest& request) const override;
+  engine::CaptureStore& store() override { return *store_; }
+  const std::string& fingerprint() const override { return components_.fingerprint; }
 
   const SDPipelineComponents& components() const { return components_; }
-  at::Device device() const { return device_; }
+  at::Device device() const override { return device_; }
   bool is_inpainting_unet() const { return components_.unet->config().in_channels == 9; }
   // Pixels per side that processing sizes are multiples of (VAE factor x UNet downsampling).
   int64_t size_multiple() const;

@@ -1,6 +1,7 @@
 #include "serve_tools/device_profiler.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <atomic>
@@ -41,8 +42,8 @@ Image mask_image(int size, double ratio, std::mt19937_64& rng) {
 // ratio and batch size) in a loop on its own thread until stopped.
 class CoRunners {
  public:
-  CoRunners(const std::vector<FluxInpaintPipeline*>& pipelines, const std::vector<EditRequest>& requests) {
-    for (FluxInpaintPipeline* pipeline : pipelines)
+  CoRunners(const std::vector<InpaintPipeline*>& pipelines, const std::vector<EditRequest>& requests) {
+    for (InpaintPipeline* pipeline : pipelines)
       threads_.emplace_back([this, pipeline, requests] {
         bool started = false;
         try {
@@ -103,7 +104,7 @@ class CoRunners {
 
 }  // namespace
 
-ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOptions& options) {
+ProfileReport profile_device(InpaintPipeline& pipeline, const ProfileOptions& options) {
   if (options.sizes.empty() || options.batch_sizes.empty()) throw Error("profile: no sizes or batch sizes");
   ProfileReport report;
   DeviceProfile& profile = report.profile;
@@ -120,6 +121,10 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
   const int largest_size = *std::max_element(options.sizes.begin(), options.sizes.end());
   double prepare_seconds = 0, finish_seconds = 0;
   int prepared = 0, finished = 0;
+  int64_t largest_tokens = 0;  // image token rows of a full edit at the largest size
+  // Edits replay the kind the family replays best (Flux: kv, Stable Diffusion: hidden).
+  const CacheMode replay = profile.cache_mode;
+  const bool capture_kv = replay == CacheMode::kv, capture_hidden = replay == CacheMode::hidden;
   const int total = int(options.sizes.size() * options.batch_sizes.size() * (1 + options.mask_ratios.size()));
   int done = 0;
   for (int size : options.sizes) {
@@ -128,14 +133,16 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
     base.image = image;
     base.steps = steps;
     base.context_size = -1;  // time the size asked for
-    const TemplateInfo info = pipeline.register_template(base, /*capture_kv=*/true, /*capture_hidden=*/false);
-    for (FluxInpaintPipeline* co_runner : options.co_runners)
-      co_runner->register_template(base, /*capture_kv=*/true, /*capture_hidden=*/false);
+    const TemplateInfo info = pipeline.register_template(base, capture_kv, capture_hidden);
+    for (InpaintPipeline* co_runner : options.co_runners) co_runner->register_template(base, capture_kv, capture_hidden);
 
-    // Loading: partial reads of one cached entry, as the block loader does.
-    if (auto capture = pipeline.store().find({info.template_hash, pipeline.components().fingerprint, info.config})) {
-      const int64_t token_pixels = pipeline.vae_scale_factor() * 2;
-      const int64_t rows = (size / token_pixels) * (size / token_pixels);
+    // Loading: partial reads of one cached entry, as the block loader does. The profiler's store
+    // is in memory, so the entry's row count is known from the entry itself.
+    const engine::EntryKey first_entry{0, 0, capture_kv ? engine::Slot::keys : engine::Slot::hidden};
+    const auto capture = pipeline.store().find({info.template_hash, pipeline.fingerprint(), info.config});
+    const at::Tensor resident = capture ? capture->resident_entry(first_entry) : at::Tensor();
+    if (resident.defined()) {
+      const int64_t rows = resident.size(0);
       for (double fraction : {0.25, 0.5, 0.9}) {
         const int64_t count = std::max<int64_t>(1, int64_t(fraction * rows));
         at::Tensor picked = at::arange(count, at::kLong) * (rows / count);
@@ -143,7 +150,7 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
         at::Tensor read;
         for (int r = 0; r < repeats + 1; ++r) {
           const auto start = std::chrono::steady_clock::now();
-          read = capture->read_rows({0, 0, engine::Slot::keys}, picked);
+          read = capture->read_rows(first_entry, picked);
           best = std::min(best, seconds_since(start));
         }
         report.load_samples.push_back({double(read.numel() * read.element_size()), best});
@@ -162,10 +169,11 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
           EditRequest request = base;
           request.seed = static_cast<uint64_t>(b);
           request.mask = mask_image(size, ratio, rng);
-          request.mode = ratio >= 1.0 ? CacheMode::full : CacheMode::kv;
+          request.mode = ratio >= 1.0 ? CacheMode::full : replay;
           requests.push_back(request);
           const auto start = std::chrono::steady_clock::now();
           jobs.push_back(pipeline.start_edit(request));
+          if (size == largest_size && ratio >= 1.0) largest_tokens = jobs.back()->image_tokens();
           if (size == largest_size) {
             prepare_seconds += seconds_since(start);
             ++prepared;
@@ -192,7 +200,8 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
         }
         const StepEstimate amounts = estimate_step(unit, works);  // FLOPs and bytes: counts, not times
         const bool replays = std::any_of(works.begin(), works.end(), [](const RequestWork& w) { return w.cached; });
-        measured.cached_blocks = replays ? static_cast<int>(unit.blocks.size()) : 0;  // kv replays every block
+        // A replay reads every block's rows (kv always; hidden as planned: counted the same here).
+        measured.cached_blocks = replays ? static_cast<int>(unit.blocks.size()) : 0;
         measured.computed_blocks = static_cast<int>(unit.blocks.size()) - measured.cached_blocks;
         measured.flops = amounts.flops;
         measured.load_bytes = amounts.load_bytes;
@@ -224,9 +233,7 @@ ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOp
   for (const ProfileSample& sample : report.load_samples) x.push_back(sample.x), y.push_back(sample.seconds);
   if (x.size() >= 2) profile.block_load = fit_linear_relative(x, y);
   // Simulated requests take the largest size measured, so replaying measured steps interpolates.
-  const int64_t token_pixels = pipeline.vae_scale_factor() * 2;
-  const int64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end()) / token_pixels;
-  profile.image_tokens = largest * largest;
+  profile.image_tokens = largest_tokens;
   profile.preprocess_seconds = prepared ? prepare_seconds / prepared : 0;
   profile.postprocess_seconds = finished ? finish_seconds / finished : 0;
   return report;

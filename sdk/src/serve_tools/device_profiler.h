@@ -1,6 +1,7 @@
-// `flashps profile`: measures this machine with a model and fits the latency models the
+// `flashps profile`: measures this machine with a model of any family and fits the latency models the
 // scheduler and the simulator use (serve/device_profile.h), reporting R² of each fit.
-//   compute: batched denoising steps of full-compute and kv-replay edits at several sizes, batch
+//   compute: batched denoising steps of full-compute and replaying edits (the family's cache
+//            mode: kv for Flux, hidden for Stable Diffusion) at several sizes, batch
 //            sizes and mask ratios; step seconds fitted on the FLOPs of the step;
 //   loading: reads of cached rows from the pipeline's store, seconds fitted on bytes;
 //   pre-/post-processing: mean seconds of start_edit / finish_edit;
@@ -10,7 +11,7 @@
 #include <vector>
 
 #include "core/progress.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/inpaint_model.h"
 #include "serve/device_profile.h"
 
 namespace flashps::serve {
@@ -21,7 +22,7 @@ struct ProfileOptions {
   std::vector<double> mask_ratios = {0.1, 0.3, 0.6};
   int repeats = 2;  // timings per batch: the fit takes the fastest, measured_steps keeps them all
   // Pipelines of the same model for workers beside the timed one (none: no co-run timings).
-  std::vector<FluxInpaintPipeline*> co_runners;
+  std::vector<InpaintPipeline*> co_runners;
   ProgressCallback progress;
 };
 
@@ -35,6 +36,6 @@ struct ProfileReport {
   std::vector<ProfileSample> compute_samples, load_samples;
 };
 
-ProfileReport profile_flux_device(FluxInpaintPipeline& pipeline, const ProfileOptions& options);
+ProfileReport profile_device(InpaintPipeline& pipeline, const ProfileOptions& options);
 
 }  // namespace flashps::serve

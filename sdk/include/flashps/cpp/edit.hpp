@@ -4,6 +4,7 @@
 #ifndef FLASHPS_CPP_EDIT_HPP
 #define FLASHPS_CPP_EDIT_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -119,10 +120,16 @@ struct EditResult {
   EditStats stats;
 };
 
-enum class ModelFamily { flux = FLASHPS_FAMILY_FLUX, stable_diffusion = FLASHPS_FAMILY_STABLE_DIFFUSION };
+// `other`: a family an embedding program registered; ModelInfo::family_name names it.
+enum class ModelFamily {
+  other = FLASHPS_FAMILY_OTHER,
+  flux = FLASHPS_FAMILY_FLUX,
+  stable_diffusion = FLASHPS_FAMILY_STABLE_DIFFUSION
+};
 
 struct ModelInfo {
   ModelFamily family = ModelFamily::flux;
+  std::string family_name;  // the registry's name: "flux", "stable-diffusion", ...
   std::string model_dir, fingerprint, device;
   int native_size = 0, default_steps = 0;
   bool takes_text = false, is_fill = false, unconditional = false, recommends_texture_transfer = false, bf16 = false;
@@ -130,6 +137,7 @@ struct ModelInfo {
   static ModelInfo from_c(const flashps_model_info& c) {
     ModelInfo info;
     info.family = static_cast<ModelFamily>(c.family);
+    info.family_name = c.struct_size > offsetof(flashps_model_info, family_name) && c.family_name ? c.family_name : "";
     info.model_dir = c.model_dir ? c.model_dir : "";
     info.fingerprint = c.fingerprint ? c.fingerprint : "";
     info.device = c.device ? c.device : "";

@@ -8,6 +8,7 @@
 
 #include "flashps/cpp/common.hpp"
 #include "flashps/cpp/edit.hpp"
+#include "flashps/cpp/model.hpp"
 #include "flashps/cpp/store.hpp"
 
 namespace flashps::sdk {
@@ -15,8 +16,8 @@ namespace flashps::sdk {
 // ---- Editors: one model, one edit at a time ----
 
 struct EditorOptions {
-  bool bf16 = false;
-  std::string device;       // empty: "cpu"; "cuda", "cuda:N", "auto"
+  bool bf16 = false;        // open(model_dir) only: an open Model has its own
+  std::string device;       // open(model_dir) only; empty: "cpu"; "cuda", "cuda:N", "auto"
   Store store;              // shared store; else capture_dir; else captures in memory
   std::string capture_dir;
   ProgressFunction progress;  // loading progress
@@ -38,6 +39,17 @@ class Editor {
     }
     flashps_editor* editor = nullptr;
     check(flashps_editor_open(detail::c_str_or_null(model_dir), &params, &editor));
+    Editor result;
+    result.handle_.reset(editor, flashps_editor_close);
+    return result;
+  }
+  // Over an open model, sharing its weights (options' store or capture_dir apply).
+  static Editor open(const Model& model, const EditorOptions& options = {}) {
+    flashps_editor_params params = flashps_editor_default_params();
+    params.store = options.store.get();
+    params.capture_dir = detail::c_str_or_null(options.capture_dir);
+    flashps_editor* editor = nullptr;
+    check(flashps_editor_open_model(model.get(), &params, &editor));
     Editor result;
     result.handle_.reset(editor, flashps_editor_close);
     return result;

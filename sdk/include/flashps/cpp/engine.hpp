@@ -12,6 +12,7 @@
 
 #include "flashps/cpp/common.hpp"
 #include "flashps/cpp/edit.hpp"
+#include "flashps/cpp/model.hpp"
 #include "flashps/cpp/store.hpp"
 
 namespace flashps::sdk {
@@ -137,6 +138,23 @@ class Engine {
  public:
   Engine() = default;
   static Engine open(const std::string& model_dir = "", const EngineOptions& options = {}) {
+    flashps_engine_params params = to_c(options);
+    flashps_engine* engine = nullptr;
+    check(flashps_engine_open(detail::c_str_or_null(model_dir), &params, &engine));
+    Engine result;
+    result.handle_.reset(engine, flashps_engine_close);
+    return result;
+  }
+  // Over an open model: workers on its device share its weights (options.bf16 must match it).
+  static Engine open(const Model& model, const EngineOptions& options = {}) {
+    flashps_engine_params params = to_c(options);
+    flashps_engine* engine = nullptr;
+    check(flashps_engine_open_model(model.get(), &params, &engine));
+    Engine result;
+    result.handle_.reset(engine, flashps_engine_close);
+    return result;
+  }
+  static flashps_engine_params to_c(const EngineOptions& options) {
     flashps_engine_params params = flashps_engine_default_params();
     params.devices = detail::c_str_or_null(options.devices);
     params.bf16 = options.bf16 ? 1 : 0;
@@ -153,11 +171,7 @@ class Engine {
       params.progress = detail::progress_trampoline;
       params.user_data = const_cast<ProgressFunction*>(&options.progress);
     }
-    flashps_engine* engine = nullptr;
-    check(flashps_engine_open(detail::c_str_or_null(model_dir), &params, &engine));
-    Engine result;
-    result.handle_.reset(engine, flashps_engine_close);
-    return result;
+    return params;
   }
   // A view of an engine someone else opened and closes (it must outlive this object).
   static Engine borrow(flashps_engine* engine) {

@@ -21,7 +21,14 @@ class NormOutImpl : public torch::nn::Module {
 };
 TORCH_MODULE(NormOut);
 
+FluxTransformerImpl::InputPacking& thread_input_packing() {
+  thread_local FluxTransformerImpl::InputPacking packing;
+  return packing;
+}
+
 }  // namespace
+
+FluxTransformerImpl::InputPacking FluxTransformerImpl::last_input_packing() { return thread_input_packing(); }
 
 FluxTransformerImpl::FluxTransformerImpl(const FluxConfig& config) : config_(config) {
   const int64_t dim = config.inner_dim();
@@ -187,7 +194,7 @@ std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxReque
                        context.stream_rope.sin.narrow(0, 0, batch.text_rows)};
   context.image_rope = {context.stream_rope.cos.narrow(0, batch.text_rows, batch.image_rows),
                         context.stream_rope.sin.narrow(0, batch.text_rows, batch.image_rows)};
-  last_input_packing_ = {std::chrono::duration<double>(std::chrono::steady_clock::now() - packing_start).count(),
+  thread_input_packing() = {std::chrono::duration<double>(std::chrono::steady_clock::now() - packing_start).count(),
                          thread_cpu_seconds() - packing_cpu_start};
 
   context.temb = time_text_embed->forward(timestep, guidance, pooled_input);

@@ -63,12 +63,13 @@ class FluxTransformerImpl : public torch::nn::Module {
   at::Tensor conditioning_embedding(const at::Tensor& conditioning, const at::Tensor& rows) const;
   at::ScalarType dtype() const { return proj_out->weight.scalar_type(); }
   int block_count() const { return static_cast<int>(config_.block_count()); }
-  // Forming the last forward()'s packed inputs (token rows, conditioning, RoPE tables, offsets),
-  // before any layer runs: the model's share of a serving step's batch assembly.
+  // Forming the calling thread's last forward()'s packed inputs (token rows, conditioning, RoPE
+  // tables, offsets), before any layer runs: the model's share of a serving step's batch assembly.
+  // Per thread, because pipelines on several threads share one model's weights.
   struct InputPacking {
     double seconds = 0, cpu_seconds = 0;  // wall time, and the calling thread's CPU time
   };
-  InputPacking last_input_packing() const { return last_input_packing_; }
+  static InputPacking last_input_packing();
 
   Linear x_embedder{nullptr}, context_embedder{nullptr}, norm_out_linear{nullptr}, proj_out{nullptr};
   FluxTimeTextEmbedding time_text_embed{nullptr};
@@ -77,7 +78,6 @@ class FluxTransformerImpl : public torch::nn::Module {
 
  private:
   FluxConfig config_;
-  mutable InputPacking last_input_packing_;  // written by forward(), read by the one caller stepping the model
 };
 TORCH_MODULE(FluxTransformer);
 
