@@ -41,6 +41,9 @@ if [ -d "$fixtures" ]; then
     ran=$((ran + 1))
     if "$flashps" dev run-fixture "$fixture" > "$work/fixture.txt" 2>&1 && grep -q "^PASS" "$work/fixture.txt"; then
       echo "ok: run-fixture PASS on $(basename "$fixture") ($(tail -1 "$work/fixture.txt"))"
+    elif grep -q "^SKIP: .* not .* yet" "$work/fixture.txt"; then
+      # A fixture kind for a capability not built yet (the runner names it; every other kind must pass).
+      echo "skipped: $(basename "$fixture"): $(tail -1 "$work/fixture.txt")"
     else
       echo "FAIL: run-fixture on $fixture"; cat "$work/fixture.txt"; failures=$((failures + 1))
     fi

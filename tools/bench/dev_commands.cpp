@@ -51,6 +51,10 @@ void add_dev_commands(CLI::App& app, CommandAction& action) {
     action = [] {
       dev::FixtureReport report = dev::run_fixture(fixture_dir);
       std::cout << report.component << " (" << report.dir << ")\n";
+      if (!report.skipped.empty()) {
+        std::cout << "SKIP: " << report.skipped << "\n";
+        return 0;
+      }
       for (const auto& result : report.cases) {
         if (!result.error.empty()) {
           std::cout << "  " << result.name << ": ERROR " << result.error << "\n";

@@ -58,11 +58,15 @@ struct FixtureReport {
   std::string dir;
   std::string component;
   std::vector<CaseResult> cases;
+  // Why no case ran: a fixture kind ("kind" in cases.json) for a capability this build does not
+  // have yet; empty when the cases ran.
+  std::string skipped;
   bool passed() const;
 };
 
 // Runs every case of a fixture folder of any supported component (model fixtures and the
-// schedulers folder). Throws Error for an unreadable folder or an unsupported component.
+// schedulers folder). Throws Error for an unreadable folder or an unsupported component. Kinds of
+// fixtures for capabilities not built yet are reported as skipped, with the reason.
 FixtureReport run_fixture(const std::string& dir);
 
 }  // namespace flashps::dev

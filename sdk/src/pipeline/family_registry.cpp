@@ -132,10 +132,11 @@ void check_request_for(const InpaintModel& model, const EditRequest& request) {
   if (request.mode == CacheMode::kv && !capabilities.kv_replay)
     throw UnsupportedError(model.model_dir() + ": cache mode 'kv' does not apply to " + model.family().display_name +
                            " models" + (capabilities.why_no_kv.empty() ? "" : ": " + capabilities.why_no_kv) +
-                           "; use 'hidden' or 'auto'");
+                           "; use 'hidden' or 'auto' (FLASHPS_CACHE_HIDDEN, FLASHPS_CACHE_AUTO)");
   if (request.mode == CacheMode::hidden && !capabilities.hidden_replay)
     throw UnsupportedError(model.model_dir() + ": cache mode 'hidden' does not apply to " +
-                           model.family().display_name + " models; use 'kv' or 'auto'");
+                           model.family().display_name +
+                           " models; use 'kv' or 'auto' (FLASHPS_CACHE_KV, FLASHPS_CACHE_AUTO)");
 }
 
 }  // namespace flashps

@@ -49,15 +49,24 @@ class CoRunners {
         try {
           std::vector<std::unique_ptr<EditJob>> jobs;
           std::vector<EditJob*> batch;
-          for (EditRequest request : requests) {
-            request.steps = 1000;  // the most an edit may run: more than the timed worker measures
-            jobs.push_back(pipeline->start_edit(request));
-            batch.push_back(jobs.back().get());
-          }
+          // Long edits, started again whenever they finish: every scheduler takes 50 steps.
+          const auto start_batch = [&] {
+            jobs.clear();
+            batch.clear();
+            for (EditRequest request : requests) {
+              request.steps = 50;
+              jobs.push_back(pipeline->start_edit(request));
+              batch.push_back(jobs.back().get());
+            }
+          };
+          start_batch();
           pipeline->step(batch);  // first-step allocations before the timed worker starts
           started = true;
           report(nullptr, true);
-          while (!stop_.load()) pipeline->step(batch);
+          while (!stop_.load()) {
+            if (batch.front()->denoised()) start_batch();
+            pipeline->step(batch);
+          }
         } catch (...) {
           report(std::current_exception(), !started);
         }
