@@ -275,7 +275,9 @@ function(flashps_check_layering project_root)
   string(APPEND violations "${found}")
   if(violations)
     message(FATAL_ERROR "FlashPS layering: these includes break the rules of sdk/layering.cmake "
-                        "(docs/ARCHITECTURE.md):${violations}")
+                        "(docs/ARCHITECTURE.md):${violations}\nA front end reaches the SDK through "
+                        "<flashps/...>; developer commands that need its internals belong in "
+                        "flashps-bench (tools/bench).")
   endif()
 endfunction()
 
