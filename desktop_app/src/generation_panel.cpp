@@ -184,7 +184,6 @@ void GenerationPanel::setOverlay(const QColor& colour, double opacity) {
 }
 
 double GenerationPanel::overlayOpacity() const { return opacity_->value() / 100.0; }
-bool GenerationPanel::maskPreview() const { return preview_->isChecked(); }
 
 void GenerationPanel::setBusy(bool busy) {
   generate_->setEnabled(!busy);

@@ -31,7 +31,6 @@ class GenerationPanel : public QWidget {
   void setOverlay(const QColor& colour, double opacity);
   QColor overlayColour() const { return overlay_colour_; }
   double overlayOpacity() const;
-  bool maskPreview() const;
 
   void setBusy(bool busy);
   void setProgress(int done, int total, double seconds_per_step, const QString& stage);

@@ -57,8 +57,9 @@ typedef struct flashps_engine_params {
   flashps_batching batching;
   flashps_balance_policy policy;
   int max_batch;             /* requests denoised together per worker; 0: per device, 1 where its
-                                profile measured that batching saves no time per request (a CPU),
-                                else 8 (see `flashps profile`) */
+                                profile's measured steps show batching saves under 10% per request
+                                (this project's CPUs), else 8, also when the profile has no
+                                batched steps (see `flashps profile`) */
   size_t max_queued;         /* requests waiting to start; more are rejected; 0: 64 */
   int pool_threads;          /* pre/post-processing threads; 0: 1 */
   const char* profile_path;  /* device profile from `flashps profile` for routing; NULL: defaults */

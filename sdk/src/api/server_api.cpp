@@ -41,7 +41,7 @@ flashps_server_params flashps_server_default_params(void) {
   params.struct_size = sizeof(params);
   params.listen = "127.0.0.1:8188";
   params.threads = 16;
-  params.max_connections = 0;  // 4 x threads, capped by threads (each connection needs one)
+  params.max_connections = 0;  // as many as threads (each served connection holds one)
   params.max_body_bytes = int64_t{64} << 20;
   params.max_pixels = 16777216;
   params.max_prompt_chars = 4000;

@@ -18,7 +18,6 @@ std::atomic<bool> bf16_products_enabled{true};
 }  // namespace
 
 void set_dnnl_bf16_linear_enabled(bool enabled) { bf16_products_enabled = enabled; }
-bool dnnl_bf16_linear_enabled() { return bf16_products_enabled; }
 
 #ifdef FLASHPS_HAVE_DNNL
 namespace {

@@ -27,6 +27,5 @@ bool dnnl_bf16_gemm(int64_t m, int64_t k, int64_t n, const void* a, int64_t lda,
 // Process-wide switch (on by default) so benchmarks can time the paths without these products
 // (LibTorch's bf16 linear, float32 attention) beside them.
 void set_dnnl_bf16_linear_enabled(bool enabled);
-bool dnnl_bf16_linear_enabled();
 
 }  // namespace flashps

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/block_times.h"
 #include "engine/cache_mode.h"
-#include "engine/planner.h"
 
 namespace flashps::engine {
 

@@ -10,13 +10,9 @@
 #pragma once
 #include <vector>
 
-namespace flashps::engine {
+#include "engine/block_times.h"
 
-struct BlockTimes {
-  double compute_with_cache = 0;     // C_w^m: compute only the masked tokens
-  double compute_without_cache = 0;  // C_w/o: compute all tokens
-  double load = 0;                   // L^m: load the block's cached rows
-};
+namespace flashps::engine {
 
 struct PipelinePlan {
   std::vector<bool> use_cache;  // per block

@@ -1,6 +1,5 @@
 #include "serve_tools/batch_manifest.h"
 
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -87,15 +86,6 @@ BatchManifest parse_batch_manifest(const std::string& text, const std::string& s
     manifest.items.push_back(std::move(item));
   }
   return manifest;
-}
-
-BatchManifest read_batch_manifest(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(path + ": cannot open batch manifest");
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) throw Error(path + ": cannot read batch manifest");
-  return parse_batch_manifest(text.str(), path);
 }
 
 }  // namespace flashps::serve

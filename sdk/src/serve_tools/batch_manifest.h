@@ -31,6 +31,5 @@ struct BatchManifest {
 // Throws Error("<source>:<line>: <problem>") on malformed JSON, missing or mistyped fields,
 // unknown keys (typos would otherwise be silently ignored) and outputs listed twice.
 BatchManifest parse_batch_manifest(const std::string& text, const std::string& source);
-BatchManifest read_batch_manifest(const std::string& path);
 
 }  // namespace flashps::serve

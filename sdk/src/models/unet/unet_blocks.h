@@ -36,7 +36,6 @@ class TimeResnetBlock : public torch::nn::Module {
   // What norm2 normalises: conv1(silu(norm1(x))) + time_emb_proj(silu(temb)), [B, out, H, W].
   // Its per-tile moments (resnet_tiles.h) are what a template capture records for tiled replay.
   at::Tensor pre_norm2(const at::Tensor& input, const at::Tensor& temb) const;
-  int64_t norm2_groups() const { return norm2_->groups(); }
   // The output on tiles only, [B * n, out, tile, tile] image-major (resnet_tiles.h): norm1 over
   // the whole input, conv1 on each tile and a 1-pixel ring (input read with a 2-pixel halo),
   // norm2 with the given whole-map statistics ([B, groups] mean and variance, which the tiles
