@@ -69,7 +69,7 @@ TEST_CASE("every status has its name, and unknown values a placeholder", "[api]"
 TEST_CASE("versions: the loaded library's match the header's, and the version string is the project's",
           "[api]") {
   CHECK(flashps_api_version() == FLASHPS_API_VERSION);
-  CHECK(flashps_api_version() == 5);  // API 5 added flashps_engine_params.compute_nice
+  CHECK(flashps_api_version() == 6);  // API 6 added flashps_edit_params_check, the name functions, flashps_mask_for_image
   CHECK(flashps_abi_version() == FLASHPS_ABI_VERSION);
   const std::string version = flashps_version_string();
   CHECK_THAT(version, Catch::Matches("[0-9]+\\.[0-9]+\\.[0-9]+"));
