@@ -172,20 +172,20 @@ class LoadingTest : public QObject {
         QCOMPARE(mask_at(shown, x, y) >= 128, selected);
       }
 
-    // The edit's order too: resized first, then read. Twice the image's size, opaque black but for
-    // see-through pixels at even coordinates, which the nearest downscale skips: what is left is
-    // an opaque black mask, so the edit regenerates nothing, and the app must show nothing (read
-    // before the resize, the see-through pixels would make it an alpha-only mask: all selected).
-    Image opaque_black(120, 80, 4);
+    // The edit's own nearest resize (pixel centres), then its rule: twice the image's size, black,
+    // see-through where x and y are odd (the pixels that resize keeps), opaque elsewhere. The
+    // edit reads a fully see-through mask and regenerates nothing, so the app must show nothing
+    // (another resize, e.g. Qt's, keeps the opaque pixels of this alpha-only mask: all selected).
+    Image alpha_strokes(120, 80, 4);
     for (int y = 0; y < 80; ++y)
-      for (int x = 0; x < 120; ++x) opaque_black.pixels[(size_t(y) * 120 + x) * 4 + 3] = (x % 2 || y % 2) ? 255 : 0;
-    const QString black_path = dir_.filePath("black.png");
-    opaque_black.save(black_path.toStdString());
-    window_->loadMask(black_path);
+      for (int x = 0; x < 120; ++x) alpha_strokes.pixels[(size_t(y) * 120 + x) * 4 + 3] = (x % 2 && y % 2) ? 0 : 255;
+    const QString alpha_path = dir_.filePath("alpha.png");
+    alpha_strokes.save(alpha_path.toStdString());
+    window_->loadMask(alpha_path);
     QVERIFY(loaded.wait(30000));
-    const Image& black = window_->document().mask();
-    QVERIFY(black.pixels == flashps::sdk::mask::for_image(opaque_black, 60, 40).pixels);
-    for (const uint8_t value : black.pixels) QVERIFY(value < 128);
+    const Image& shown_alpha = window_->document().mask();
+    QVERIFY(shown_alpha.pixels == flashps::sdk::mask::for_image(alpha_strokes, 60, 40).pixels);
+    for (const uint8_t value : shown_alpha.pixels) QVERIFY(value < 128);
   }
 };
 
