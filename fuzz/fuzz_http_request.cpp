@@ -8,7 +8,8 @@
 //
 // Expected outcomes are an answer (any status) and, inside the routes, flashps::http::HttpError
 // or flashps::sdk::Error. Any other exception escaping the routes aborts (httplib would catch it
-// and answer 500, hiding it), as do a broken promise of decode_edit_images (mask size, values) and
+// and answer 500, hiding it), as do a broken promise of decode_edit_images (pixel counts, the OpenAI
+// convention's 0/255 mask; the native one hands the mask on as sent, for the SDK to read) and
 // sanitizer reports. Seeds: fuzz/corpus/http_request/; dictionary: fuzz/fuzz_http_request.dict.
 //
 // httplib is Debian's compiled libcpp-httplib.so, built without sanitizers or coverage: libFuzzer
@@ -100,11 +101,13 @@ void edit_route(const httplib::Request& request, httplib::Response& response, ht
       finding("decode_edit_images returned an image whose pixels do not match its size");
     if (convention == http::MaskConvention::transparent && image.channels == 4)
       finding("the OpenAI convention kept the image's alpha channel");
-    if (mask.width != image.width || mask.height != image.height || mask.channels != 1 ||
-        mask.pixels.size() != size_t{mask.width} * mask.height)
-      finding("decode_edit_images returned a mask that does not match the image");
-    for (const uint8_t value : mask.pixels)
-      if (value != 0 && value != 255) finding("decode_edit_images returned a mask value other than 0 or 255");
+    if (mask.width == 0 || mask.height == 0 || mask.pixels.size() != size_t{mask.width} * mask.height * mask.channels)
+      finding("decode_edit_images returned a mask whose pixels do not match its size");
+    if (convention == http::MaskConvention::transparent) {  // converted once into an SDK mask
+      if (mask.channels != 1) finding("the OpenAI convention returned a mask of more than one channel");
+      for (const uint8_t value : mask.pixels)
+        if (value != 0 && value != 255) finding("the OpenAI convention returned a mask value other than 0 or 255");
+    }
     try {
       http::parse_size(form.size);  // images_edits parses it again
     } catch (const http::HttpError&) {

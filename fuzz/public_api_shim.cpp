@@ -6,8 +6,10 @@
 // here (api_support.cpp catches c10 and serve:: exceptions). This shim implements the same
 // functions on the same core code (flashps::decode_image of sdk/src/core/image.cpp), mapping its
 // exceptions to flashps_status as sdk/src/api/api_support.cpp's guarded() does, so the fuzzer
-// sees the statuses and messages the server would. Keep it to what the link asks for; when the
-// real functions change (image_api.cpp, runtime_api.cpp), change these with them.
+// sees the statuses and messages the server would. The edit settings' checks are the real ones:
+// sdk/src/api/edit_params_check.cpp (with pipeline/edit_rules.cpp, engine/cache_mode.cpp) is
+// compiled in. Keep it to what the link asks for; when the real functions change (image_api.cpp,
+// runtime_api.cpp, editor_api.cpp's defaults, names_api.cpp), change these with them.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -15,9 +17,11 @@
 #include <new>
 #include <string>
 
+#include "api/edit_params_check.h"
 #include "core/error.h"
 #include "core/image.h"
 #include "flashps/common.h"
+#include "flashps/editor.h"
 
 namespace {
 
@@ -111,6 +115,42 @@ void flashps_image_free(flashps_image* image) {
   if (!image) return;
   std::free(image->pixels);
   *image = flashps_image{};
+}
+
+// As editor_api.cpp.
+flashps_edit_params flashps_edit_default_params(void) {
+  flashps_edit_params params{};
+  params.struct_size = sizeof(params);
+  params.strength = 1.0f;
+  params.guidance_scale = -1.0f;
+  params.cache_mode = FLASHPS_CACHE_AUTO;
+  params.texture_transfer = -1;
+  return params;
+}
+
+// As names_api.cpp, without read_params (the C++ wrapper passes its own sizeof).
+flashps_status flashps_edit_params_check(const flashps_edit_params* params) {
+  if (!params) return FLASHPS_OK;
+  return guarded([&] { flashps::api::check_params(*params); });
+}
+
+const char* flashps_cache_mode_name(flashps_cache_mode mode) {
+  try {
+    return flashps::engine::cache_mode_name(flashps::api::to_mode(mode));
+  } catch (const flashps::Error&) {
+    return nullptr;
+  }
+}
+
+flashps_status flashps_cache_mode_from_name(const char* name, flashps_cache_mode* mode) {
+  if (!name || !mode) return invalid("flashps_cache_mode_from_name", "name and mode must not be NULL");
+  return guarded([&] {
+    try {
+      *mode = flashps::api::to_c_mode(flashps::engine::cache_mode_from_name(name));
+    } catch (const flashps::Error& error) {
+      throw flashps::InvalidArgumentError(error.what());
+    }
+  });
 }
 
 }  // extern "C"

@@ -43,15 +43,17 @@ void add_shared_options(CLI::App* command, EditCommandOptions& options, bool mas
   command->add_option("--model", options.model, "Model folder (diffusers layout); default: bundled model");
   command->add_option("--seed", options.seed, "Random seed, 0 to 2^64-1")->capture_default_str();
   command->add_option("--steps", options.steps,
-                      "Denoising steps (default: the model's recommendation; 28 unless its model_index.json names one)")
-      ->check(CLI::Range(1, 1000));
+                      "Denoising steps, 1 to " + std::to_string(FLASHPS_MAX_STEPS) +
+                          " (default: the model's recommendation; 28 unless its model_index.json names one)");
   command->add_option("--strength", options.strength, "Denoising strength in (0, 1]")->capture_default_str();
-  command->add_option("--guidance", options.guidance, "Guidance scale (guidance-distilled models)");
+  command->add_option("--guidance", options.guidance,
+                      "Guidance scale, 0 to " + std::to_string(FLASHPS_MAX_GUIDANCE_SCALE) +
+                          " (default: the model's)");
   command->add_option("--prompt,-p", options.prompt, "Text prompt (folders with text encoders: Stable Diffusion, Flux with text_encoder_2)");
   command->add_option("--negative-prompt", options.negative_prompt, "Negative prompt (classifier-free guidance)");
   command->add_option("--max-sequence-length", options.max_sequence_length,
-                      "Flux with text encoders: T5 tokens the prompt is encoded to (default: the model's, 512)")
-      ->check(CLI::Range(1, 512));
+                      "Flux with text encoders: T5 tokens the prompt is encoded to, 1 to " +
+                          std::to_string(FLASHPS_MAX_SEQUENCE_LENGTH) + " (default: the model's)");
   command->add_option("--prompt-embeds", options.prompt_embeds,
                       "safetensors with prompt_embeds and pooled_prompt_embeds (default: the model's "
                       "stored empty prompt)");
@@ -91,14 +93,19 @@ int parse_count(const char* option, const std::string& text) {
   return static_cast<int>(negative ? -value : value);
 }
 
-// The SDK names its fields (flashps_edit_params.mask_grow_pixels ...); say which option that was.
+// The SDK names its fields ("flashps_edit_params.mask_grow_pixels is -5; ...", or for the bounds
+// that depend on the image "mask_grow_pixels is 33; for this 32x32 image ..."); say which option.
 [[noreturn]] void rethrow_naming_option(const fps::Error& error) {
   static const std::pair<const char*, const char*> fields[] = {
-      {"mask_grow_pixels", "--grow"}, {"mask_feather_pixels", "--feather"}, {"token_dilation", "--dilate"}};
+      {"steps", "--steps"},          {"strength", "--strength"},           {"guidance_scale", "--guidance"},
+      {"mask_grow_pixels", "--grow"}, {"mask_feather_pixels", "--feather"}, {"token_dilation", "--dilate"},
+      {"max_sequence_length", "--max-sequence-length"}, {"cache_mode", "--cache"}};
   const std::string message = error.what();
   if (error.status() == FLASHPS_INVALID_ARGUMENT)
     for (const auto& [field, option] : fields)
-      if (message.find(field) != std::string::npos) throw std::invalid_argument(std::string(option) + ": " + message);
+      if (message.rfind(std::string("flashps_edit_params.") + field + " ", 0) == 0 ||
+          message.rfind(std::string(field) + " is ", 0) == 0)
+        throw std::invalid_argument(std::string(option) + ": " + message);
   throw error;
 }
 
@@ -111,13 +118,22 @@ fps::EditOptions edit_options(const EditCommandOptions& options) {
   edit.mask_grow_pixels = parse_count("--grow", options.grow);
   edit.mask_feather_pixels = parse_count("--feather", options.feather);
   edit.token_dilation = parse_count("--dilate", options.dilate);
-  edit.cache_mode = fps::cache_mode_from_name(options.cache_mode);
+  try {
+    edit.cache_mode = fps::cache_mode_from_name(options.cache_mode);
+  } catch (const fps::Error& error) {
+    throw std::invalid_argument(std::string("--cache: ") + error.what());
+  }
   edit.prompt = options.prompt;
   edit.negative_prompt = options.negative_prompt;
   edit.max_sequence_length = options.max_sequence_length;
   edit.prompt_embeds_path = options.prompt_embeds;
   if (options.texture != "model") edit.texture_transfer = options.texture == "on";
   edit.progress = terminal_progress(options.quiet);
+  try {
+    edit.check();  // the SDK's rules, before a model is loaded
+  } catch (const fps::Error& error) {
+    rethrow_naming_option(error);
+  }
   return edit;
 }
 
@@ -190,7 +206,6 @@ void add_edit_command(CLI::App& app, CommandAction& action) {
   edit->add_option("--out,-o", options.output, "Output image (.png or .jpg)")->required();
   edit->add_option("--cache", options.cache_mode,
                    "auto (reuse a registered template), full, kv or hidden")
-      ->check(CLI::IsMember({"auto", "full", "kv", "hidden"}))
       ->capture_default_str();
   edit->add_option("--grow", options.grow, "Grow the paste-back mask by N pixels (0 to the image's longer side)");
   edit->add_option("--feather", options.feather,

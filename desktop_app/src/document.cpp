@@ -91,9 +91,8 @@ void Document::fillMask() { editWholeMask(tr("Fill mask"), [](Image& m) { mask::
 
 void Document::setLoadedMask(const Image& mask_image) {
   if (empty()) return;
-  Image loaded = mask_image;
-  if (loaded.width != mask_.width || loaded.height != mask_.height)
-    loaded = resize_mask_nearest(loaded, int(mask_.width), int(mask_.height));
+  // The SDK's rule and resize: the mask shown is what an edit of this image regenerates.
+  const Image loaded = mask::for_image(mask_image, mask_.width, mask_.height);
   // Copied into mask_'s buffer (same size), never a new buffer: a stroke may hold its pixels.
   editWholeMask(tr("Load mask"), [&loaded](Image& m) { m.pixels.assign(loaded.pixels.begin(), loaded.pixels.end()); });
   markMaskSaved();  // it is a file on disk

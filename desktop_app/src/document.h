@@ -45,7 +45,8 @@ class Document : public QObject {
   void invertMask();
   void clearMask();
   void fillMask();
-  // An image read as a mask (mask::from_image), resized (nearest) to the image; one undo step.
+  // An image read as a mask as every edit reads it (mask::for_image: resized with nearest
+  // neighbour to the image, then the SDK's one rule); one undo step.
   void setLoadedMask(const Image& loaded);
 
   // Accepting a variation: undoable. A result of another size (Expand Canvas) empties the mask.

@@ -1,5 +1,7 @@
 #include "generation_panel.h"
 
+#include <flashps/flashps.h>
+
 #include <QCheckBox>
 #include <QColorDialog>
 #include <QComboBox>
@@ -68,7 +70,7 @@ GenerationPanel::GenerationPanel(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("Seed"), seed_row);
   connect(random_seed_, &QCheckBox::toggled, seed_, &QSpinBox::setDisabled);
   steps_ = new QSpinBox;
-  steps_->setRange(0, 200);
+  steps_->setRange(0, FLASHPS_MAX_STEPS);  // the SDK's bound (flashps/editor.h)
   steps_->setSpecialValueText(tr("Model default"));  // shown for 0
   steps_->setToolTip(tr("Denoising steps; \"Model default\" runs the model's recommendation"));
   form->addRow(tr("Steps"), steps_);

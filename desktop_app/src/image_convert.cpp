@@ -39,14 +39,6 @@ Image to_rgb(const Image& image) {
   return rgb;
 }
 
-Image resize_mask_nearest(const Image& mask, int width, int height) {
-  const QImage scaled = to_qimage(mask).scaled(width, height, Qt::IgnoreAspectRatio, Qt::FastTransformation);
-  const QImage grey = scaled.convertToFormat(QImage::Format_Grayscale8);
-  Image result(uint32_t(width), uint32_t(height), 1);
-  for (int y = 0; y < height; ++y) std::memcpy(result.pixels.data() + size_t(y) * width, grey.constScanLine(y), width);
-  return result;
-}
-
 Image crop(const Image& image, const flashps::sdk::Rect& box) {
   Image block(uint32_t(box.width), uint32_t(box.height), image.channels);
   const size_t row_bytes = size_t(box.width) * image.channels;

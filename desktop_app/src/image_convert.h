@@ -16,8 +16,6 @@ QImage to_qimage(const Image& image);   // 1, 3 or 4 channels
 Image from_qimage(const QImage& image);  // RGB, 8 bit
 // 3 channels: grey repeated, alpha dropped (the document edits RGB).
 Image to_rgb(const Image& image);
-// A mask resized to width x height, nearest neighbour (a loaded mask of another size).
-Image resize_mask_nearest(const Image& mask, int width, int height);
 
 // The pixels of `box` (inside `image`), and writing such a block back at its place.
 Image crop(const Image& image, const flashps::sdk::Rect& box);

@@ -393,9 +393,10 @@ void MainWindow::chooseMask() {
 
 void MainWindow::loadMask(const QString& path) {
   if (document_->empty()) return showError(tr("Cannot load the mask"), tr("Open an image before loading a mask."));
-  // The SDK's rule for what an image means as a mask (luma x alpha), on the decode thread.
+  // Decoded on the loader's thread; Document::setLoadedMask reads it by the SDK's rule at the
+  // image's size (the document may change size before the file is decoded).
   mask_loader_->load(
-      path, [](Image loaded) { return flashps::sdk::mask::from_image(loaded); },
+      path, [](Image loaded) { return loaded; },
       [this, path](Image mask) {
         document_->setLoadedMask(mask);
         updateModified();

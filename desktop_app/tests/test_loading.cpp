@@ -150,6 +150,43 @@ class LoadingTest : public QObject {
     QVERIFY(!window_->document().maskModified());  // it is the file on disk
     QCOMPARE(window_->document().undoStack().count(), 1);
   }
+
+  // The app reads a mask file as every edit reads it (mask::for_image: the SDK's rule and its
+  // nearest resize; tests/api/test_front_end_masks.cpp checks that function against the other
+  // front ends): a blue stroke of another size selects the box it covers, nothing else.
+  void loadedMasksSelectWhatAnEditWould() {
+    window_->document().setImage(noise(60, 40));
+    Image mask(30, 20, 3);  // RGB, black with a blue stroke at x 5..14, y 4..9; half the size
+    for (int y = 4; y < 10; ++y)
+      for (int x = 5; x < 15; ++x) mask.pixels[(size_t(y) * 30 + x) * 3 + 2] = 255;
+    const QString path = dir_.filePath("blue.png");
+    mask.save(path.toStdString());
+    QSignalSpy loaded(window_.get(), &MainWindow::maskLoaded);
+    window_->loadMask(path);
+    QVERIFY(loaded.wait(30000));
+    const Image& shown = window_->document().mask();
+    QVERIFY(shown.pixels == flashps::sdk::mask::for_image(mask, 60, 40).pixels);
+    for (int y = 0; y < 40; ++y)
+      for (int x = 0; x < 60; ++x) {
+        const bool selected = x >= 10 && x < 30 && y >= 8 && y < 20;
+        QCOMPARE(mask_at(shown, x, y) >= 128, selected);
+      }
+
+    // The edit's own nearest resize (pixel centres), then its rule: twice the image's size, black,
+    // see-through where x and y are odd (the pixels that resize keeps), opaque elsewhere. The
+    // edit reads a fully see-through mask and regenerates nothing, so the app must show nothing
+    // (another resize, e.g. Qt's, keeps the opaque pixels of this alpha-only mask: all selected).
+    Image alpha_strokes(120, 80, 4);
+    for (int y = 0; y < 80; ++y)
+      for (int x = 0; x < 120; ++x) alpha_strokes.pixels[(size_t(y) * 120 + x) * 4 + 3] = (x % 2 && y % 2) ? 0 : 255;
+    const QString alpha_path = dir_.filePath("alpha.png");
+    alpha_strokes.save(alpha_path.toStdString());
+    window_->loadMask(alpha_path);
+    QVERIFY(loaded.wait(30000));
+    const Image& shown_alpha = window_->document().mask();
+    QVERIFY(shown_alpha.pixels == flashps::sdk::mask::for_image(alpha_strokes, 60, 40).pixels);
+    for (const uint8_t value : shown_alpha.pixels) QVERIFY(value < 128);
+  }
 };
 
 QTEST_MAIN(LoadingTest)

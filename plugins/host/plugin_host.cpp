@@ -209,14 +209,9 @@ RunResult PluginHost::run(const std::string& name, const RunRequest& request) co
   if (request.image.empty() || (request.image.channels != 3 && request.image.channels != 4))
     throw PluginError(Failure::bad_request, where + ": the image must be RGB or RGBA");
   sdk::Image selection;
-  if (!request.mask.empty()) {
-    if (request.mask.width != request.image.width || request.mask.height != request.image.height)
-      throw PluginError(Failure::bad_request, where + ": the mask is " + std::to_string(request.mask.width) + "x" +
-                                                  std::to_string(request.mask.height) + " but the image is " +
-                                                  std::to_string(request.image.width) + "x" +
-                                                  std::to_string(request.image.height));
-    selection = sdk::mask::from_image(request.mask);
-  }
+  // The SDK's rule and resize (a mask of another size is resized as an edit resizes it), so a
+  // filter's selection is the region an edit of this image regenerates.
+  if (!request.mask.empty()) selection = sdk::mask::for_image(request.mask, request.image.width, request.image.height);
   bool selected = false;
   for (uint8_t value : selection.pixels) selected = selected || value >= 128;
   if (plugin->needs_mask && !selected)

@@ -57,6 +57,14 @@ expect_error "--dilate beyond the token grid" "^flashps: error: --dilate: token_
 if "$flashps" "${edit[@]}" --grow 32 --feather 32 --dilate 4; then echo "ok: grow/feather/dilate at the image's limits"; else
   echo "FAIL: grow 32, feather 32, dilate 4 refused on a 32x32 image"; failures=$((failures + 1)); fi
 
+# Steps, guidance, max_sequence_length and cache names: the SDK's rules (flashps_edit_params_check),
+# answered before the model loads, naming the option; the same bounds as the C API and HTTP.
+expect_error "--steps 1001" "^flashps: error: --steps: flashps_edit_params.steps is 1001; it must be 0 (the model's recommendation) to 1000$" -- edit --image "$work/white.png" --mask "$work/white.png" --out "$work/out.png" -q --steps 1001
+expect_error "--guidance 101" "^flashps: error: --guidance: flashps_edit_params.guidance_scale is 101; it must be 0 to 100 (< 0: the model's default)$" -- "${edit[@]}" --guidance 101
+expect_error "--max-sequence-length 513" "^flashps: error: --max-sequence-length: flashps_edit_params.max_sequence_length is 513; it must be 0 (the model's default) to 512$" -- "${edit[@]}" --max-sequence-length 513
+expect_error "--strength 0" "^flashps: error: --strength: flashps_edit_params.strength is 0; it must be in (0, 1]$" -- "${edit[@]}" --strength 0
+expect_error "--cache sometimes" "^flashps: error: --cache: unknown cache mode 'sometimes' (expected auto, full, kv or hidden)$" -- "${edit[@]}" --cache sometimes
+
 # Model configs: every size bounded, then checked against the weights' headers, before anything
 # is allocated (num_layers 1e9 used to end in std::bad_alloc, in_channels 2^31 in a stack trace).
 cp -r "$(dirname "$0")/../../samples/models/flashps-fill-small" "$work/model"

@@ -352,7 +352,7 @@ TEST_CASE("model_index.json options are checked and named in errors", "[pipeline
   request.steps = 3;
   CHECK(pipeline->edit(request).stats.steps_run == 3);
   request.steps = -1;
-  CHECK_THROWS_WITH(pipeline->edit(request), Catch::Contains("steps must be between 1 and 1000"));
+  CHECK_THROWS_WITH(pipeline->edit(request), Catch::Contains("steps is -1; it must be 1 to 1000"));
 
   // Texture transfer: off unless the folder recommends it; a request can override either way,
   // and it only ever changes masked pixels.

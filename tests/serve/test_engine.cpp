@@ -204,7 +204,7 @@ TEST_CASE("cancel, deadlines and bad inputs resolve their own request only", "[s
   cancelled.cancel();
   CHECK_THROWS_AS(cancelled.wait(), Cancelled);
   CHECK(cancelled.status() == RequestStatus::cancelled);
-  CHECK_THROWS_WITH(invalid.wait(), Catch::Contains("steps must be between 1 and 1000"));
+  CHECK_THROWS_WITH(invalid.wait(), Catch::Contains("steps is -1; it must be 1 to 1000"));
   CHECK(invalid.status() == RequestStatus::failed);
   CHECK_THROWS_AS(late.wait(), DeadlineExceeded);
   CHECK(kept.wait().stats.steps_run == 3);

@@ -92,7 +92,9 @@ struct Progress {
 
 struct RunRequest {
   sdk::Image image;  // RGB or RGBA
-  sdk::Image mask;   // empty: no selection; else 1, 3 or 4 channels of the image's size (the SDK's mask rule)
+  // Empty: no selection; else 1, 3 or 4 channels, read as an edit reads it (sdk::mask::for_image:
+  // the SDK's rule, resized with nearest neighbour to the image when its size differs).
+  sdk::Image mask;
   std::map<std::string, std::string> parameters;  // key -> value as text; missing keys take defaults
   std::function<bool(const Progress&)> progress;  // return false to cancel
   std::function<void(const std::string& line)> log;

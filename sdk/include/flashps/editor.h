@@ -25,6 +25,11 @@ typedef enum flashps_cache_mode {
   FLASHPS_CACHE_HIDDEN = 3 /* cached block outputs of unmasked tokens (Flux, Stable Diffusion) */
 } flashps_cache_mode;
 
+/* Its name: "auto", "full", "kv", "hidden" (API 6; the CLI's --cache, manifests' and HTTP's
+ * "cache"); NULL for a value outside the enum. */
+FLASHPS_EXPORT const char* flashps_cache_mode_name(flashps_cache_mode mode);
+/* The mode a name means (API 6); FLASHPS_INVALID_ARGUMENT naming the choices otherwise. */
+FLASHPS_EXPORT flashps_status flashps_cache_mode_from_name(const char* name, flashps_cache_mode* mode);
 
 typedef struct flashps_editor flashps_editor; /* opaque */
 
@@ -40,12 +45,21 @@ typedef struct flashps_editor_params {
   void* user_data;
 } flashps_editor_params;
 
+/* The bounds of flashps_edit_params (API 6): one set for every front end, checked by
+ * flashps_edit_params_check (and by every edit). For help text; the messages name them too. */
+#define FLASHPS_MAX_STEPS 1000            /* steps: 0 (the model's recommendation) to this */
+#define FLASHPS_MAX_GUIDANCE_SCALE 100    /* guidance_scale: 0 to this (< 0: the model's default) */
+#define FLASHPS_MAX_MASK_PIXELS 16384     /* grow / feather: 0 to this, and to the image's longer side */
+#define FLASHPS_MAX_TOKEN_DILATION 1024   /* token_dilation: 0 to this, and to the token grid's longer side */
+#define FLASHPS_MAX_CONTEXT_SIZE 16384    /* context_size: < 0 whole image, 0 native, else 1 to this */
+#define FLASHPS_MAX_SEQUENCE_LENGTH 512   /* max_sequence_length: 0 (the model's default) to this */
+
 typedef struct flashps_edit_params {
   size_t struct_size;  /* sizeof(flashps_edit_params) */
   uint64_t seed;
   int steps;               /* 0: the model's recommendation (28 unless its model_index.json names one) */
   float strength;          /* (0, 1] */
-  float guidance_scale;    /* < 0: the model's default */
+  float guidance_scale;    /* < 0: the model's default; else at most FLASHPS_MAX_GUIDANCE_SCALE */
   int mask_grow_pixels;    /* paste-back mask: grow, then feather (pixels, >= 0) */
   int mask_feather_pixels;
   int token_dilation;      /* extra ring of recomputed tokens around the mask (>= 0) */
@@ -97,6 +111,13 @@ typedef struct flashps_edit_stats {
 
 FLASHPS_EXPORT flashps_editor_params flashps_editor_default_params(void);
 FLASHPS_EXPORT flashps_edit_params flashps_edit_default_params(void);
+/* Checks params as flashps_edit and flashps_engine_submit do, without an image or a model (API 6),
+ * so a front end can answer bad input before loading one: FLASHPS_INVALID_ARGUMENT with a message
+ * naming the field, its value and what it must be ("flashps_edit_params.steps is 1001; it must be
+ * 0 (the model's recommendation) to 1000"), FLASHPS_NOT_FOUND for a prompt_embeds_path that does
+ * not exist. The bounds that depend on the image (grow and feather at most its longer side, token
+ * dilation at most the token grid's) are checked by the edit itself. */
+FLASHPS_EXPORT flashps_status flashps_edit_params_check(const flashps_edit_params* params);
 
 /* The folder flashps_editor_open(NULL, ...) loads: $FLASHPS_MODEL, else the bundled model
  * (installed under share/flashps/models, or in the source tree of a build), else a random-weight

@@ -48,6 +48,14 @@ typedef enum flashps_balance_policy {
   FLASHPS_BALANCE_TOKEN_COUNT = 3
 } flashps_balance_policy;
 
+/* Names (API 6; the CLI's --batching): "cb", "naive-cb", "static", "static-full" and "mask-aware",
+ * "round-robin", "request-count", "token-count"; NULL for a value outside the enum.
+ * The *_from_name functions return FLASHPS_INVALID_ARGUMENT naming the choices for another name. */
+FLASHPS_EXPORT const char* flashps_batching_name(flashps_batching batching);
+FLASHPS_EXPORT flashps_status flashps_batching_from_name(const char* name, flashps_batching* batching);
+FLASHPS_EXPORT const char* flashps_balance_policy_name(flashps_balance_policy policy);
+FLASHPS_EXPORT flashps_status flashps_balance_policy_from_name(const char* name, flashps_balance_policy* policy);
+
 typedef struct flashps_engine_params {
   size_t struct_size;        /* sizeof(flashps_engine_params) */
   const char* devices;       /* "cpu" (NULL), "cuda" (every GPU), "cuda:0,cuda:1", "auto" */

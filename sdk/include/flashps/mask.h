@@ -37,6 +37,13 @@ FLASHPS_EXPORT flashps_brush flashps_brush_default(void);
  * see-through and every visible one is black): then by alpha. 128 and above is regenerated.
  * New 1-channel image (free it). */
 FLASHPS_EXPORT flashps_status flashps_mask_from_image(const flashps_image* image, flashps_image* mask);
+/* The mask an edit of a width x height image reads from `image` (API 6): resized to that size
+ * (nearest neighbour, as every edit resizes a mask of another size), then read by the rule above.
+ * An edit regenerates exactly the pixels where it is 128 or above, so front ends that show or
+ * hand on a selection (the app, plugin hosts) use this to select what the edit will. New
+ * 1-channel image (free it). */
+FLASHPS_EXPORT flashps_status flashps_mask_for_image(const flashps_image* image, uint32_t width, uint32_t height,
+                                                     flashps_image* mask);
 
 /* A stroke on `mask` (1-channel): the first dab at (x, y). The stroke keeps mask->pixels (not
  * the struct itself): that buffer must stay in place until flashps_mask_stroke_end.

@@ -5,22 +5,16 @@
 #include <cstdint>
 #include <string>
 
+#include "api/edit_params_check.h"
 #include "flashps/editor.h"
 #include "pipeline/edit_types.h"
 
 namespace flashps::api {
 
-// Validates every field of `params` (already read with read_params, so struct_size is ours) and
-// converts it: steps 0..1000 (0: the model's recommendation), strength in (0, 1], guidance_scale
-// finite (< 0: the model's default), mask_grow_pixels / mask_feather_pixels 0..16384,
-// token_dilation 0..1024, cache_mode one of flashps_cache_mode, texture_transfer -1/0/1,
-// context_size any (0 native, < 0 whole image); prompt / negative_prompt NULL = "".
-// prompt_embeds_path is loaded (NotFoundError when the file does not exist). params.progress,
-// when set, becomes the request's progress callback (returning 0 cancels). Throws
-// InvalidArgumentError naming the field, its value and the allowed range.
+// check_params (edit_params_check.h: every field by the one set of rules), then the conversion:
+// prompt / negative_prompt NULL = "", prompt_embeds_path loaded, params.progress (when set) the
+// request's progress callback (returning 0 cancels).
 EditRequest to_request(const flashps_edit_params& params);
-
-flashps_cache_mode to_c_mode(CacheMode mode);
 
 // Where flashps_edit_stats.notes and .template_hash point: the calling thread's strings (editor
 // calls: valid "until the calling thread's next call that fills stats"), or strings the caller

@@ -16,6 +16,7 @@
 #include "api/edit_request.h"
 #include "api/engine_handle.h"
 #include "api/handles.h"
+#include "api/serving_names.h"
 #include "cache/activation_store.h"
 #include "core/error.h"
 #include "api/model_loading.h"
@@ -32,29 +33,6 @@ using flashps::api::guarded;
 using flashps::api::invalid;
 namespace serve = flashps::serve;
 
-const char* batching_name(flashps_batching batching) {
-  switch (batching) {
-    case FLASHPS_BATCHING_CB: return "cb";
-    case FLASHPS_BATCHING_NAIVE_CB: return "naive-cb";
-    case FLASHPS_BATCHING_STATIC: return "static";
-    case FLASHPS_BATCHING_STATIC_FULL: return "static-full";
-  }
-  throw InvalidArgumentError("flashps_engine_params.batching is " + std::to_string(static_cast<int>(batching)) +
-                             "; it must be FLASHPS_BATCHING_CB (0), _NAIVE_CB (1), _STATIC (2) or _STATIC_FULL (3)");
-}
-
-serve::BalancePolicy to_policy(flashps_balance_policy policy) {
-  switch (policy) {
-    case FLASHPS_BALANCE_MASK_AWARE: return serve::BalancePolicy::mask_aware;
-    case FLASHPS_BALANCE_ROUND_ROBIN: return serve::BalancePolicy::round_robin;
-    case FLASHPS_BALANCE_REQUEST_COUNT: return serve::BalancePolicy::request_count;
-    case FLASHPS_BALANCE_TOKEN_COUNT: return serve::BalancePolicy::token_count;
-  }
-  throw InvalidArgumentError("flashps_engine_params.policy is " + std::to_string(static_cast<int>(policy)) +
-                             "; it must be FLASHPS_BALANCE_MASK_AWARE (0), _ROUND_ROBIN (1), _REQUEST_COUNT (2) "
-                             "or _TOKEN_COUNT (3)");
-}
-
 serve::EngineOptions engine_options(const flashps_engine_params& params) {
   if (params.max_batch < 0 || params.max_batch > 1024)
     throw InvalidArgumentError("flashps_engine_params.max_batch is " + std::to_string(params.max_batch) +
@@ -66,8 +44,8 @@ serve::EngineOptions engine_options(const flashps_engine_params& params) {
     throw InvalidArgumentError("flashps_engine_params.compute_nice is " + std::to_string(params.compute_nice) +
                                "; it must be 0 (unchanged) to 19");
   serve::EngineOptions options;
-  options.batching = serve::batching_config(batching_name(params.batching), params.max_batch);
-  options.policy = to_policy(params.policy);
+  options.batching = serve::batching_config(flashps::api::batching_name(params.batching), params.max_batch);
+  options.policy = flashps::api::to_policy(params.policy);
   options.max_queued = params.max_queued > 0 ? params.max_queued : 64;
   options.pool_threads = params.pool_threads > 0 ? params.pool_threads : 1;
   options.compute_nice = params.compute_nice;

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/mask_ops.h"
 #include "edit/mask_painting.h"
+#include "pipeline/prepared_mask.h"
 
 struct flashps_mask_stroke {
   flashps_mask_stroke(const flashps::edit::MaskView& mask, const flashps::edit::Brush& brush) : stroke(mask, brush) {}
@@ -109,6 +110,19 @@ flashps_status flashps_mask_from_image(const flashps_image* image, flashps_image
   return guarded([&] {
     flashps::api::to_c_image(flashps::mask_values(flashps::api::to_image(*image, "flashps_mask_from_image: image")),
                              mask);
+  });
+}
+
+flashps_status flashps_mask_for_image(const flashps_image* image, uint32_t width, uint32_t height,
+                                      flashps_image* mask) {
+  static constexpr const char* kFunction = "flashps_mask_for_image";
+  if (!image || !mask) return invalid(kFunction, "image and mask must not be NULL");
+  if (width == 0 || height == 0 || width > uint32_t(flashps::kMaxImageSide) || height > uint32_t(flashps::kMaxImageSide))
+    return invalid(kFunction, "the size is " + std::to_string(width) + "x" + std::to_string(height) +
+                                  "; each side must be 1 to " + std::to_string(flashps::kMaxImageSide));
+  return guarded([&] {
+    const flashps::Image given = flashps::api::to_image(*image, "flashps_mask_for_image: image");
+    flashps::api::to_c_image(flashps::mask_values_at(given, int(width), int(height)), mask);
   });
 }
 

@@ -2,7 +2,10 @@
 
 #include <httplib.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -53,15 +56,27 @@ double parse_number(const std::string& text, const std::string& field) {
   return value;
 }
 
-int bounded_int(int64_t value, int64_t low, int64_t high, const std::string& field) {
-  if (value < low || value > high)
-    throw HttpError(400, field + " is " + std::to_string(value) + "; it must be in " + std::to_string(low) + ".." +
-                             std::to_string(high),
-                    field);
+// A whole number that fits the SDK's int fields; the SDK judges its range.
+int int_field(const std::string& text, const std::string& field) {
+  const int64_t value = parse_integer(text, field);
+  if (value < INT32_MIN || value > INT32_MAX)
+    throw HttpError(400, field + " is " + text.substr(0, 40) + ", which is out of range", field);
   return static_cast<int>(value);
 }
 
-// Shared by both readers once every field is a string: one place for ranges and limits.
+// 0 to 2^64 - 1, digits only.
+uint64_t parse_seed(const std::string& text) {
+  const std::string range = "seed must be a whole number from 0 to 18446744073709551615, not '" + text.substr(0, 40) + "'";
+  if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw HttpError(400, range, "seed");
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) throw HttpError(400, range, "seed");
+  return value;
+}
+
+// Shared by both readers once every field is a string: types and the server's own limits. The
+// edit's settings are judged by the SDK's one set of rules (edit_options_of).
 void set_field(EditForm& form, const std::string& name, const std::string& value, const FormLimits& limits) {
   if (name == "prompt") {
     form.prompt = value;
@@ -90,30 +105,23 @@ void set_field(EditForm& form, const std::string& name, const std::string& value
       throw HttpError(422, "output_format '" + value.substr(0, 40) + "' is not supported (png or jpeg)", name);
     form.output_format = value;
   } else if (name == "cache") {
-    if (value != "auto" && value != "full" && value != "kv" && value != "hidden")
-      throw HttpError(400, "cache must be auto, full, kv or hidden, not '" + value.substr(0, 40) + "'", name);
-    form.cache = value;
+    form.cache = value.substr(0, 64);
   } else if (name == "seed") {
-    const int64_t seed = parse_integer(value, name);
-    if (seed < 0) throw HttpError(400, "seed must be >= 0", name);
-    form.seed = static_cast<uint64_t>(seed);
+    form.seed = parse_seed(value);
   } else if (name == "steps") {
-    form.steps = bounded_int(parse_integer(value, name), 1, 1000, name);
-  } else if (name == "mask_grow_pixels" || name == "mask_feather_pixels") {
-    const int pixels = bounded_int(parse_integer(value, name), 0, 4096, name);
-    (name == "mask_grow_pixels" ? form.mask_grow_pixels : form.mask_feather_pixels) = pixels;
+    form.steps = int_field(value, name);
+  } else if (name == "mask_grow_pixels") {
+    form.mask_grow_pixels = int_field(value, name);
+  } else if (name == "mask_feather_pixels") {
+    form.mask_feather_pixels = int_field(value, name);
   } else if (name == "context_size") {
-    form.context_size = bounded_int(parse_integer(value, name), -1, 16384, name);
+    form.context_size = int_field(value, name);
   } else if (name == "max_sequence_length") {
-    form.max_sequence_length = bounded_int(parse_integer(value, name), 1, 512, name);
+    form.max_sequence_length = int_field(value, name);
   } else if (name == "strength") {
-    const double strength = parse_number(value, name);
-    if (!(strength > 0 && strength <= 1)) throw HttpError(400, "strength must be in (0, 1]", name);
-    form.strength = static_cast<float>(strength);
+    form.strength = static_cast<float>(parse_number(value, name));
   } else if (name == "guidance_scale") {
-    const double scale = parse_number(value, name);
-    if (scale < 0 || scale > 100) throw HttpError(400, "guidance_scale must be in 0..100", name);
-    form.guidance_scale = static_cast<float>(scale);
+    form.guidance_scale = static_cast<float>(parse_number(value, name));
   } else if (name == "deadline_seconds") {
     const double seconds = parse_number(value, name);
     if (seconds < 0 || seconds > 86400) throw HttpError(400, "deadline_seconds must be in 0..86400", name);
@@ -176,7 +184,9 @@ EditForm read_json_edit_form(const std::string& body, const FormLimits& limits) 
       (name == "image" ? form.image : form.mask) = std::move(*bytes);
     } else if (value.is_string()) {
       set_field(form, name, value.get<std::string>(), limits);
-    } else if (value.is_number_integer() || value.is_number_unsigned()) {
+    } else if (value.is_number_unsigned()) {
+      set_field(form, name, std::to_string(value.get<uint64_t>()), limits);
+    } else if (value.is_number_integer()) {
       set_field(form, name, std::to_string(value.get<int64_t>()), limits);
     } else if (value.is_number_float()) {
       const double number = value.get<double>();
@@ -232,53 +242,59 @@ sdk::Image decode_image_field(const std::string& bytes, const std::string& field
   }
 }
 
-namespace {
-
-bool has_alpha(const sdk::Image& image) { return image.channels == 4; }
-
-}  // namespace
-
 EditImages decode_edit_images(const EditForm& form, const FormLimits& limits, MaskConvention convention) {
   EditImages images;
   images.image = decode_image_field(form.image, "image", limits);
-  const sdk::Image& image = images.image;
-  sdk::Image source_mask;
-  if (!form.mask.empty()) {
-    source_mask = decode_image_field(form.mask, "mask", limits);
-    if (source_mask.width != image.width || source_mask.height != image.height)
-      throw HttpError(400, "the mask is " + std::to_string(source_mask.width) + "x" + std::to_string(source_mask.height) +
-                               " but the image is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
-                               "; they must be the same size",
-                      "mask");
+  if (convention == MaskConvention::white) {
+    if (form.mask.empty()) throw HttpError(400, "the request has no mask (white marks the region to regenerate)", "mask");
+    // As sent: the SDK reads it by its one rule and resizes it, as for every other front end.
+    images.mask = decode_image_field(form.mask, "mask", limits);
+    return images;
   }
-  images.mask = sdk::Image(image.width, image.height, 1);
-  const size_t pixels = size_t(image.width) * image.height;
-  if (convention == MaskConvention::transparent) {
-    // The mask's alpha, else the image's own: fully transparent pixels are regenerated.
-    const sdk::Image& alpha_source = form.mask.empty() ? image : source_mask;
-    if (!has_alpha(alpha_source))
-      throw HttpError(400, form.mask.empty()
-                               ? "the image has no transparent pixels and no mask was sent: send a mask whose "
-                                 "transparent pixels mark the region to edit"
-                               : "the mask has no alpha channel: its fully transparent pixels mark the region to edit",
-                      form.mask.empty() ? "image" : "mask");
-    for (size_t i = 0; i < pixels; ++i) images.mask.pixels[i] = alpha_source.pixels[i * 4 + 3] == 0 ? 255 : 0;
-    if (has_alpha(image)) {  // to RGB: the edited region must not stay transparent
-      sdk::Image rgb(image.width, image.height, 3);
-      for (size_t i = 0; i < pixels; ++i)
-        for (int c = 0; c < 3; ++c) rgb.pixels[i * 3 + c] = image.pixels[i * 4 + c];
-      images.image = std::move(rgb);
-    }
-  } else if (form.mask.empty()) {
-    throw HttpError(400, "the request has no mask (white marks the region to regenerate)", "mask");
-  } else {
-    for (size_t i = 0; i < pixels; ++i) {
-      // The SDK's rule on the first channel (a grey mask saved as RGB has equal channels).
-      images.mask.pixels[i] = source_mask.pixels[i * source_mask.channels] >= 128 ? 255 : 0;
-    }
+  // OpenAI's convention, converted once into an SDK mask: the mask's (else the image's) fully
+  // transparent pixels are regenerated (255), every other pixel kept (0). A mask of another size
+  // is then resized by the SDK like any other.
+  const sdk::Image& image = images.image;
+  const sdk::Image source_mask = form.mask.empty() ? sdk::Image() : decode_image_field(form.mask, "mask", limits);
+  const sdk::Image& alpha_source = form.mask.empty() ? image : source_mask;
+  if (alpha_source.channels != 4)
+    throw HttpError(400, form.mask.empty()
+                             ? "the image has no transparent pixels and no mask was sent: send a mask whose "
+                               "transparent pixels mark the region to edit"
+                             : "the mask has no alpha channel: its fully transparent pixels mark the region to edit",
+                    form.mask.empty() ? "image" : "mask");
+  images.mask = sdk::Image(alpha_source.width, alpha_source.height, 1);
+  for (size_t i = 0; i < images.mask.pixels.size(); ++i)
+    images.mask.pixels[i] = alpha_source.pixels[i * 4 + 3] == 0 ? 255 : 0;
+  if (image.channels == 4) {  // to RGB: the edited region must not stay transparent
+    const size_t pixels = size_t(image.width) * image.height;
+    sdk::Image rgb(image.width, image.height, 3);
+    for (size_t i = 0; i < pixels; ++i)
+      for (int c = 0; c < 3; ++c) rgb.pixels[i * 3 + c] = image.pixels[i * 4 + c];
+    images.image = std::move(rgb);
   }
   return images;
 }
+
+namespace {
+
+// The SDK names flashps_edit_params' fields; a client sent the form's (the same but "cache").
+[[noreturn]] void throw_as_form_error(const sdk::Error& error, const std::string& fallback_field) {
+  const std::string prefix = "flashps_edit_params.";
+  std::string message = error.what();
+  std::string field = fallback_field;
+  if (message.rfind(prefix, 0) == 0) {
+    message.erase(0, prefix.size());
+    field = message.substr(0, message.find(' '));
+    if (field == "cache_mode") {
+      message.replace(0, field.size(), "cache");
+      field = "cache";
+    }
+  }
+  throw HttpError(http_status_of(error.status()), message, field);
+}
+
+}  // namespace
 
 sdk::EditOptions edit_options_of(const EditForm& form) {
   sdk::EditOptions options;
@@ -290,9 +306,18 @@ sdk::EditOptions edit_options_of(const EditForm& form) {
   if (form.mask_feather_pixels) options.mask_feather_pixels = *form.mask_feather_pixels;
   if (form.context_size) options.context_size = *form.context_size;
   if (form.max_sequence_length) options.max_sequence_length = *form.max_sequence_length;
-  if (!form.cache.empty()) options.cache_mode = sdk::cache_mode_from_name(form.cache);
   options.prompt = form.prompt;
   options.negative_prompt = form.negative_prompt;
+  try {
+    if (!form.cache.empty()) options.cache_mode = sdk::cache_mode_from_name(form.cache);
+  } catch (const sdk::Error& error) {
+    throw_as_form_error(error, "cache");
+  }
+  try {
+    options.check();
+  } catch (const sdk::Error& error) {
+    throw_as_form_error(error, "");
+  }
   return options;
 }
 

@@ -24,7 +24,7 @@ struct FormLimits {
 // How the mask marks the region to regenerate.
 enum class MaskConvention {
   transparent,  // OpenAI: the mask's (else the image's) fully transparent pixels (alpha 0)
-  white         // FlashPS: mask values >= 128, as everywhere in the SDK
+  white         // FlashPS: the SDK's one rule (flashps_mask_from_image: values >= 128), as everywhere
 };
 
 struct EditForm {
@@ -38,24 +38,29 @@ struct EditForm {
 };
 
 // Reads a multipart/form-data or application/json request. Throws HttpError: 415 for another
-// content type, 400 for a missing or malformed field, 422 for a value over a limit (prompt
-// length, n).
+// content type, 400 for a missing or malformed field (not a number, ...), 422 for a value over
+// one of the server's limits (prompt length, n). The edit's settings are judged by
+// edit_options_of.
 EditForm read_edit_form(const httplib::Request& request, const FormLimits& limits);
 EditForm read_json_edit_form(const std::string& body, const FormLimits& limits);
 
 struct EditImages {
-  sdk::Image image, mask;  // mask: one channel, 255 = regenerate
+  sdk::Image image, mask;  // mask: an SDK mask (read by the SDK's rule, resized by it if its size differs)
 };
 
 // Decodes both images within limits.max_pixels (413 over it, 400 for corrupt data naming the
-// field) and turns the mask into the SDK's form. OpenAI's convention also drops the image's alpha
-// (the transparent region is regenerated, not kept transparent). The mask must match the image's
-// size (400).
+// field). The native convention hands the mask to the SDK as sent, so it selects the same pixels
+// as in every other front end. OpenAI's is converted once into a 1-channel SDK mask (255 where
+// the mask, else the image, is fully transparent) at the mask's own size, and drops the image's
+// alpha (the transparent region is regenerated, not kept transparent).
 EditImages decode_edit_images(const EditForm& form, const FormLimits& limits, MaskConvention convention);
 
 // One image field: 413 over limits.max_pixels, 400 for data that is not a readable PNG/JPEG.
 sdk::Image decode_image_field(const std::string& bytes, const std::string& field, const FormLimits& limits);
 
+// The form's settings, checked by the SDK's one set of rules (sdk::EditOptions::check): HttpError
+// 400 with the SDK's message and the form's field as param ("steps is 1001; it must be 0 (the
+// model's recommendation) to 1000", param "steps"), or for an unknown cache name.
 sdk::EditOptions edit_options_of(const EditForm& form);
 
 // "1024x1024" -> (1024, 1024); "auto" or "" -> nullopt. Throws HttpError(400) otherwise.

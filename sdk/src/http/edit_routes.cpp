@@ -31,8 +31,9 @@ void submit_edit(const httplib::Request& request, httplib::Response& response, S
   context.check_accepting();
   const EditForm form = read_edit_form(request, context.options.limits);
   if (form.n != 1) throw HttpError(422, "the native API makes one image per edit; submit several edits", "n");
+  const sdk::EditOptions options = edit_options_of(form);  // the settings first: they cost nothing to check
   const EditImages images = decode_edit_images(form, context.options.limits, MaskConvention::white);
-  const auto job = context.jobs->submit(images, edit_options_of(form), form.deadline_seconds, form.output_format);
+  const auto job = context.jobs->submit(images, options, form.deadline_seconds, form.output_format);
   const std::string base_url = base_url_of(request, context);
   response.set_header("Location", "/v1/edits/" + job->id());
   respond_json(response, 202, job_json(job->view(), base_url));

@@ -38,6 +38,7 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
   context.check_accepting();
   const auto start = Clock::now();
   EditForm form = read_edit_form(request, context.options.limits);
+  sdk::EditOptions options = edit_options_of(form);  // the settings first: they cost nothing to check
   const EditImages images = decode_edit_images(form, context.options.limits, MaskConvention::transparent);
   if (const auto size = parse_size(form.size);
       size && (size->first != static_cast<int>(images.image.width) || size->second != static_cast<int>(images.image.height)))
@@ -47,7 +48,6 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
                     "size", "unsupported_size");
   const double decode_seconds = seconds_since(start);
 
-  sdk::EditOptions options = edit_options_of(form);
   const uint64_t first_seed = form.seed ? *form.seed : random_seed();
   std::vector<std::shared_ptr<EditJob>> jobs;
   try {

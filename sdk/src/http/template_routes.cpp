@@ -21,7 +21,8 @@ sdk::Store store_of(ServerContext& context) {
 void register_template(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
   context.check_accepting();
   const EditForm form = read_edit_form(request, context.options.limits);
-  // With a mask, decode_edit_images reads both (and checks their sizes); else the image alone.
+  const sdk::EditOptions options = edit_options_of(form);  // the settings first: they cost nothing to check
+  // With a mask, decode_edit_images reads both (the mask as sent, for the SDK); else the image alone.
   EditImages images;
   if (form.mask.empty()) images.image = decode_image_field(form.image, "image", context.options.limits);
   else images = decode_edit_images(form, context.options.limits, MaskConvention::white);
@@ -29,7 +30,7 @@ void register_template(const httplib::Request& request, httplib::Response& respo
   const sdk::Image& mask = images.mask;
   const auto start = std::chrono::steady_clock::now();
   const sdk::EditStats stats =
-      context.engine.register_template(image, form.mask.empty() ? nullptr : &mask, edit_options_of(form));
+      context.engine.register_template(image, form.mask.empty() ? nullptr : &mask, options);
   respond_json(response, stats.template_hash.empty() ? 200 : 201,
                {{"object", "template"},
                 {"template_hash", stats.template_hash},

@@ -9,7 +9,7 @@
 #include "core/content_hash.h"
 #include "core/error.h"
 #include "core/mask_ops.h"
-#include "pipeline/edit_number_checks.h"
+#include "pipeline/edit_rules.h"
 #include "pipeline/flux_inpaint_prepare.h"
 #include "pipeline/flux_packing.h"
 #include "pipeline/image_tensors.h"
@@ -35,8 +35,7 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
                                                            bool whole_image) const {
   if (request.image.empty()) throw Error("edit request has no image");
   check_image(request.image, "template image");
-  if (request.steps < 1 || request.steps > 1000) throw Error("steps must be between 1 and 1000");
-  if (!(request.strength > 0.0 && request.strength <= 1.0)) throw Error("strength must be in (0, 1]");
+  rules::check_resolved_steps(request.steps, request.strength);
   Prepared prepared;
   prepared.original = to_rgb(request.image);
   const int width = prepared.original.width, height = prepared.original.height;
@@ -84,8 +83,9 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   prepared.image = image_to_tensor(processed);
   prepared.latent_height = prepared.height / vae_scale_factor();
   prepared.latent_width = prepared.width / vae_scale_factor();
-  check_mask_settings(request, width, height, static_cast<int>(prepared.width / token_pixels),
-                      static_cast<int>(prepared.height / token_pixels));
+  rules::check_mask_reach(request.mask_grow_pixels, request.mask_feather_pixels, request.token_dilation, width,
+                          height, static_cast<int>(prepared.width / token_pixels),
+                          static_cast<int>(prepared.height / token_pixels));
   prepared.mask = prepare_mask(std::move(original_mask), processed_mask, vae_scale_factor(), token_pixels,
                                request.token_dilation);
 

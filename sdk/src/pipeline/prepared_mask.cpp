@@ -7,16 +7,19 @@
 
 namespace flashps {
 
+Image mask_values_at(const Image& mask, int width, int height) {
+  check_image(mask, "mask");
+  const bool resize = static_cast<int>(mask.width) != width || static_cast<int>(mask.height) != height;
+  return mask_values(resize ? resize_nearest(mask, width, height) : mask);
+}
+
 Image edit_mask_at(const EditRequest& request, int width, int height, std::vector<std::string>& notes) {
   if (request.mask.empty()) return Image(width, height, 1, 0);
-  check_image(request.mask, "mask");
-  Image mask = request.mask;
-  if (mask.width != width || mask.height != height) {
+  const Image& mask = request.mask;
+  if (static_cast<int>(mask.width) != width || static_cast<int>(mask.height) != height)
     notes.push_back("mask is " + std::to_string(mask.width) + "x" + std::to_string(mask.height) + ", image is " +
                     std::to_string(width) + "x" + std::to_string(height) + ": mask resized (nearest)");
-    mask = resize_nearest(mask, width, height);
-  }
-  return binarize_mask(mask);
+  return binarize_mask(mask_values_at(mask, width, height));
 }
 
 PreparedMask prepare_mask(Image original, const Image& processed, int64_t latent_factor, int64_t pixels_per_token,

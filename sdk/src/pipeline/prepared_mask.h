@@ -28,6 +28,11 @@ struct PreparedMask {
   double ratio() const { return tokens.ratio(); }
 };
 
+// A mask image's values (core/mask_ops.h mask_values) at width x height: resized (nearest) first
+// when its size differs, so the alpha-only test sees the pixels the edit keeps. What
+// flashps_mask_for_image returns; edit_mask_at regenerates where it is >= 128.
+Image mask_values_at(const Image& mask, int width, int height);
+
 // The request's mask as 0/255 at width x height: empty when the request has none; a mask of
 // another size is resized (nearest), with a note.
 Image edit_mask_at(const EditRequest& request, int width, int height, std::vector<std::string>& notes);

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/mask_ops.h"
 #include "core/thread_clock.h"
-#include "pipeline/edit_number_checks.h"
+#include "pipeline/edit_rules.h"
 #include "pipeline/image_tensors.h"
 #include "pipeline/prepared_mask.h"
 #include "pipeline/sd_edit_job.h"
@@ -29,8 +29,7 @@ std::pair<at::Tensor, at::Tensor> SDInpaintPipeline::prepare_images(const EditRe
   if (given.image.empty()) throw Error("edit request has no image");
   check_image(given.image, "template image");
   const int steps = steps_of(given);
-  if (steps < 1 || steps > 1000) throw Error("steps must be between 1 and 1000");
-  if (!(given.strength > 0.0 && given.strength <= 1.0)) throw Error("strength must be in (0, 1]");
+  rules::check_resolved_steps(steps, given.strength);
   job.request = given;
   job.request.steps = steps;
   const EditRequest& request = job.request;
@@ -54,8 +53,8 @@ std::pair<at::Tensor, at::Tensor> SDInpaintPipeline::prepare_images(const EditRe
   const Image processed_mask = job.resized ? resize_nearest(original_mask, job.width, job.height) : original_mask;
   const at::Tensor image = image_to_tensor(processed).unsqueeze(0).to(device());
   const int64_t factor = components_.vae->scale_factor();
-  check_mask_settings(request, width, height, static_cast<int>(job.width / factor),
-                      static_cast<int>(job.height / factor));
+  rules::check_mask_reach(request.mask_grow_pixels, request.mask_feather_pixels, request.token_dilation, width,
+                          height, static_cast<int>(job.width / factor), static_cast<int>(job.height / factor));
   // A UNet's tokens are latent pixels.
   job.mask = prepare_mask(std::move(original_mask), processed_mask, factor, factor, request.token_dilation);
   job.latent_mask = job.mask.latent.unsqueeze(0).unsqueeze(0).to(device());

@@ -1,11 +1,15 @@
 #include "serve_tools/batch_manifest.h"
 
+#include <cmath>
+#include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "engine/cache_mode.h"
+#include "pipeline/edit_rules.h"
 
 namespace flashps::serve {
 namespace {
@@ -31,6 +35,25 @@ double number_field(const nlohmann::json& entry, const char* key, const std::str
   if (found == entry.end()) return fallback;
   if (!found->is_number()) throw Error(where + ": \"" + key + "\" must be a number");
   return found->get<double>();
+}
+
+// A whole number that fits an int (0 when absent: the model's recommendation).
+int whole_field(const nlohmann::json& entry, const char* key, const std::string& where) {
+  const double value = number_field(entry, key, where, 0);
+  if (value != std::floor(value) || value < INT32_MIN || value > INT32_MAX)
+    throw Error(where + ": \"" + key + "\" must be a whole number");
+  return static_cast<int>(value);
+}
+
+uint64_t seed_field(const nlohmann::json& entry, const std::string& where) {
+  const auto found = entry.find("seed");
+  if (found == entry.end()) return 0;
+  if (found->is_number_unsigned()) return found->get<uint64_t>();
+  // A whole double (1e3) is taken while it is exact.
+  if (found->is_number_float() && found->get<double>() >= 0 && found->get<double>() <= 9007199254740992.0 &&
+      found->get<double>() == std::floor(found->get<double>()))
+    return static_cast<uint64_t>(found->get<double>());
+  throw Error(where + ": \"seed\" must be a whole number from 0 to 18446744073709551615");
 }
 
 }  // namespace
@@ -63,24 +86,24 @@ BatchManifest parse_batch_manifest(const std::string& text, const std::string& s
     item.output = text_field(entry, "output", where, true);
     item.prompt = text_field(entry, "prompt", where, false);
     item.prompt_embeds = text_field(entry, "prompt_embeds", where, false);
-    const double seed = number_field(entry, "seed", where, 0);
-    if (!(seed >= 0 && seed <= 9007199254740992.0) || seed != static_cast<double>(static_cast<uint64_t>(seed)))
-      throw Error(where + ": \"seed\" must be a non-negative integer");
-    item.seed = static_cast<uint64_t>(seed);
-    const double steps = number_field(entry, "steps", where, 0);  // 0: the model's recommendation
-    if (!((steps >= 1 && steps <= 1000) || (steps == 0 && !entry.contains("steps"))) || steps != static_cast<int>(steps))
-      throw Error(where + ": \"steps\" must be an integer from 1 to 1000");
-    item.steps = static_cast<int>(steps);
-    item.strength = number_field(entry, "strength", where, 1.0);
-    if (!(item.strength > 0 && item.strength <= 1)) throw Error(where + ": \"strength\" must be in (0, 1]");
-    if (entry.contains("guidance")) {
-      const double guidance = number_field(entry, "guidance", where, 0);
-      if (!(guidance >= 0 && guidance < 1000)) throw Error(where + ": \"guidance\" must be in [0, 1000)");
-      item.guidance = guidance;
-    }
+    item.seed = seed_field(entry, where);
+    // Fields converted as they are typed; the one set of rules judges their values.
+    rules::EditSettings settings;
+    settings.steps = whole_field(entry, "steps", where);
+    settings.strength = number_field(entry, "strength", where, 1.0);
+    settings.guidance_scale = number_field(entry, "guidance", where, -1.0);
+    rules::check_edit_settings(settings, [&where](const std::string& field) {
+      return where + ": \"" + (field == "guidance_scale" ? "guidance" : field) + "\"";
+    });
+    item.steps = settings.steps;
+    item.strength = settings.strength;
+    if (settings.guidance_scale >= 0) item.guidance = settings.guidance_scale;  // < 0: the model's default
     if (entry.contains("cache")) item.cache = text_field(entry, "cache", where, true);
-    if (item.cache != "auto" && item.cache != "full" && item.cache != "kv" && item.cache != "hidden")
-      throw Error(where + ": \"cache\" must be auto, full, kv or hidden");
+    try {
+      engine::cache_mode_from_name(item.cache);
+    } catch (const Error& error) {
+      throw Error(where + ": \"cache\": " + error.what());
+    }
     if (!outputs.insert(item.output).second)
       throw Error(where + ": output \"" + item.output + "\" is already written by an earlier line");
     manifest.items.push_back(std::move(item));

@@ -3,7 +3,10 @@
 //    "strength": 1.0, "prompt": "...", "prompt_embeds": "embeds.safetensors", "cache": "auto"}
 // image, mask and output are required; paths are used as written (relative to the working
 // directory). Blank lines and lines starting with '#' are skipped. Errors name the file and line.
-// Parsing needs no LibTorch (a fuzz target runs it).
+// Values are judged by the SDK's one set of rules (pipeline/edit_rules.h: steps 0..1000 where 0 is
+// the model's recommendation, strength (0, 1], guidance 0..100 where < 0 is the model's default;
+// cache by engine/cache_mode.h), as flashps_edit_params are. Parsing needs no LibTorch (a fuzz
+// target runs it).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -19,7 +22,7 @@ struct BatchItem {
   uint64_t seed = 0;
   int steps = 0;  // 0 (field absent): the model's recommended steps
   double strength = 1.0;
-  std::optional<double> guidance;
+  std::optional<double> guidance;  // empty: the model's default
   std::string cache = "auto";  // auto | full | kv | hidden
 };
 

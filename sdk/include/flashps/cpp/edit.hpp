@@ -16,21 +16,16 @@ namespace flashps::sdk {
 
 enum class CacheMode { automatic = FLASHPS_CACHE_AUTO, full = FLASHPS_CACHE_FULL, kv = FLASHPS_CACHE_KV, hidden = FLASHPS_CACHE_HIDDEN };
 
+// "auto", "full", "kv", "hidden" (the CLI's --cache, manifests' and HTTP's "cache").
 inline const char* cache_mode_name(CacheMode mode) {
-  switch (mode) {
-    case CacheMode::full: return "full";
-    case CacheMode::kv: return "kv";
-    case CacheMode::hidden: return "hidden";
-    default: return "auto";
-  }
+  const char* name = flashps_cache_mode_name(static_cast<flashps_cache_mode>(mode));
+  return name ? name : "?";
 }
-// "auto", "full", "kv", "hidden" (the CLI's --cache and manifests' "cache").
+// Error(FLASHPS_INVALID_ARGUMENT) naming the choices for another name.
 inline CacheMode cache_mode_from_name(const std::string& name) {
-  if (name == "auto") return CacheMode::automatic;
-  if (name == "full") return CacheMode::full;
-  if (name == "kv") return CacheMode::kv;
-  if (name == "hidden") return CacheMode::hidden;
-  throw Error(FLASHPS_INVALID_ARGUMENT, "unknown cache mode '" + name + "' (auto, full, kv or hidden)");
+  flashps_cache_mode mode = FLASHPS_CACHE_AUTO;
+  check(flashps_cache_mode_from_name(name.c_str(), &mode));
+  return static_cast<CacheMode>(mode);
 }
 
 struct EditOptions {
@@ -69,6 +64,13 @@ struct EditOptions {
       params.user_data = const_cast<ProgressFunction*>(&progress);
     }
     return params;
+  }
+
+  // The SDK's rules for every setting, before a model is loaded (flashps_edit_params_check):
+  // Error(FLASHPS_INVALID_ARGUMENT) naming the field ("flashps_edit_params.steps is 1001; ...").
+  void check() const {
+    const flashps_edit_params params = to_c();
+    sdk::check(flashps_edit_params_check(&params));
   }
 };
 

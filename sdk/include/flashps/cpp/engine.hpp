@@ -19,17 +19,29 @@ namespace flashps::sdk {
 
 enum class Batching { cb = FLASHPS_BATCHING_CB, naive_cb = FLASHPS_BATCHING_NAIVE_CB, static_batch = FLASHPS_BATCHING_STATIC,
                       static_full = FLASHPS_BATCHING_STATIC_FULL };
-// "cb", "naive-cb", "static", "static-full"
+// "cb", "naive-cb", "static", "static-full"; Error(FLASHPS_INVALID_ARGUMENT) naming them otherwise.
 inline Batching batching_from_name(const std::string& name) {
-  if (name == "cb") return Batching::cb;
-  if (name == "naive-cb") return Batching::naive_cb;
-  if (name == "static") return Batching::static_batch;
-  if (name == "static-full") return Batching::static_full;
-  throw Error(FLASHPS_INVALID_ARGUMENT, "unknown batching '" + name + "' (cb, naive-cb, static or static-full)");
+  flashps_batching batching = FLASHPS_BATCHING_CB;
+  check(flashps_batching_from_name(name.c_str(), &batching));
+  return static_cast<Batching>(batching);
+}
+inline const char* batching_name(Batching batching) {
+  const char* name = flashps_batching_name(static_cast<flashps_batching>(batching));
+  return name ? name : "?";
 }
 
 enum class BalancePolicy { mask_aware = FLASHPS_BALANCE_MASK_AWARE, round_robin = FLASHPS_BALANCE_ROUND_ROBIN,
                            request_count = FLASHPS_BALANCE_REQUEST_COUNT, token_count = FLASHPS_BALANCE_TOKEN_COUNT };
+// "mask-aware", "round-robin", "request-count", "token-count"; Error naming them otherwise.
+inline BalancePolicy balance_policy_from_name(const std::string& name) {
+  flashps_balance_policy policy = FLASHPS_BALANCE_MASK_AWARE;
+  check(flashps_balance_policy_from_name(name.c_str(), &policy));
+  return static_cast<BalancePolicy>(policy);
+}
+inline const char* balance_policy_name(BalancePolicy policy) {
+  const char* name = flashps_balance_policy_name(static_cast<flashps_balance_policy>(policy));
+  return name ? name : "?";
+}
 
 struct EngineOptions {
   std::string devices;  // empty: "cpu"

@@ -76,6 +76,14 @@ inline Image from_image(const Image& image) {
   check(flashps_mask_from_image(&view, &out));
   return Image::adopt(out);
 }
+// The mask an edit of a width x height image reads from `image` (flashps_mask_for_image: resized
+// with nearest neighbour as edits do, then from_image's values; >= 128 is regenerated).
+inline Image for_image(const Image& image, uint32_t width, uint32_t height) {
+  const flashps_image view = image.view();
+  flashps_image out{};
+  check(flashps_mask_for_image(&view, width, height, &out));
+  return Image::adopt(out);
+}
 inline Rect fill_rect(Image& mask, const Rect& rect, uint8_t value) {
   flashps_image view = mask.view();
   flashps_rect changed{};
