@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "models/unet/unet_block_work.h"
 #include "pipeline/sd_inpaint_pipeline.h"
 #include "serve/engine.h"
@@ -81,6 +82,34 @@ TEST_CASE("SD folders missing a component are named in errors", "[pipeline][sd][
   fs::remove_all(fs::path(folder) / "tokenizer");
   CHECK_THROWS_WITH(SDInpaintPipeline::load(folder, at::kFloat), Catch::Contains("no 'tokenizer' component"));
   CHECK_THROWS_WITH(SDInpaintPipeline::load(dir.file("nothing"), at::kFloat), Catch::Contains("no model_index.json"));
+}
+
+TEST_CASE("SD folders read _flashps_default_steps like Flux folders, and SD templates capture hidden only",
+          "[pipeline][sd][fixtures]") {
+  const auto fixtures = test::fixtures_root();
+  if (!fixtures) {
+    WARN("SKIPPED: ../shared/fixtures not found (set FLASHPS_FIXTURES_DIR)");
+    return;
+  }
+  test::TempDir dir;
+  const std::string folder = tiny_sd_folder(*fixtures, dir, 4);
+  const std::string index = (fs::path(folder) / "model_index.json").string();
+  CHECK(SDInpaintPipeline::load(folder, at::kFloat)->recommended_steps() == 28);
+  nlohmann::json json = read_json_file(index);
+  json["_flashps_default_steps"] = 2;
+  write_json_file(index, json);
+  auto pipeline = SDInpaintPipeline::load(folder, at::kFloat);
+  CHECK(pipeline->recommended_steps() == 2);
+  EditRequest request = test::request_for(test::gradient_image(40, 36), test::box_mask(40, 36, 8, 8, 16), 3, 0);
+  CHECK(pipeline->edit(request).stats.steps_run == 3);  // PLMS: n + 1 model evaluations of 2 steps
+  // The family's restriction, applied by the shared registration: block outputs only.
+  CHECK_THROWS_AS(pipeline->register_template(request, /*capture_kv=*/true, /*capture_hidden=*/false),
+                  UnsupportedError);
+  CHECK(pipeline->register_template(request).bytes > 0);  // kv asked by default: captures hidden
+  json["_flashps_default_steps"] = 0;
+  write_json_file(index, json);
+  CHECK_THROWS_WITH(SDInpaintPipeline::load(folder, at::kFloat),
+                    Catch::Contains("model_index.json: _flashps_default_steps must be an integer from 1 to 1000"));
 }
 
 TEST_CASE("SD templates: registered once, edits replay the unmasked rows of every transformer block",

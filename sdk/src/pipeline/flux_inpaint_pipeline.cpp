@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -11,15 +10,13 @@
 #include "core/json_file.h"
 #include "models/flux/flux_block_work.h"
 #include "models/model_files.h"
-#include "pipeline/edit_replay.h"
-#include "pipeline/flux_edit_job.h"
+#include "pipeline/default_steps.h"
 
 namespace flashps {
 
 FluxInpaintPipeline::FluxInpaintPipeline(FluxPipelineComponents components,
                                          std::shared_ptr<engine::CaptureStore> store)
-    : components_(std::move(components)), store_(std::move(store)) {
-  if (!store_) store_ = std::make_shared<engine::MemoryCaptureStore>();
+    : InpaintLoop(std::move(store)), components_(std::move(components)) {
   recommended_steps_ = components_.default_steps;
   const FluxConfig& config = components_.transformer->config();
   const int64_t latent_channels = components_.vae->latent_channels();
@@ -93,12 +90,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
         throw CorruptDataError(model_index.string() + ": _flashps_texture_transfer must be true or false");
       components.texture_transfer = texture->get<bool>();
     }
-    const auto steps = index.find("_flashps_default_steps");
-    if (steps != index.end()) {
-      if (!steps->is_number_integer() || steps->get<int>() < 1 || steps->get<int>() > 1000)
-        throw CorruptDataError(model_index.string() + ": _flashps_default_steps must be an integer from 1 to 1000");
-      components.default_steps = steps->get<int>();
-    }
+    components.default_steps = default_steps_of(index, model_index.string());
   }
   if (!device.is_cpu()) {
     components.transformer->to(device);
@@ -109,25 +101,6 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
     }
   }
   return std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
-}
-
-TemplateInfo FluxInpaintPipeline::register_template(const EditRequest& given, bool capture_kv,
-                                                    bool capture_hidden) {
-  if (const std::string why = store_->why_unwritable(); !why.empty()) return skipped_registration(why);
-  const auto start = std::chrono::steady_clock::now();
-  FluxEditJob job;
-  job.started = start;
-  job.request = given;
-  job.request.steps = steps_of(given);
-  const EditRequest& request = job.request;
-  job.prepared = prepare(request, job.stats_);
-  const engine::CaptureId id = capture_id(job.prepared, request);
-  job.recording = std::make_unique<engine::TemplateRecording>(*store_, id, capture_kv, capture_hidden,
-                                                              components_.transformer->dtype());
-  begin_denoising(job);
-  while (!job.denoised()) step({&job});
-  if (job.failed()) std::rethrow_exception(job.error());
-  return registered_template(id, *job.recording->commit(job.prepared.mask.tokens), job.stats_, start);
 }
 
 PipelineCostProfile FluxInpaintPipeline::cost_profile() const {

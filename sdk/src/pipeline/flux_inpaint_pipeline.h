@@ -20,7 +20,7 @@
 #include "pipeline/edit_job.h"
 #include "pipeline/edit_types.h"
 #include "pipeline/fill_conditioning.h"
-#include "pipeline/inpaint_model.h"
+#include "pipeline/inpaint_loop.h"
 #include "pipeline/flux_text_encoding.h"
 #include "schedulers/scheduler.h"
 
@@ -51,7 +51,7 @@ struct FluxPipelineComponents {
   int default_steps = 28;
 };
 
-class FluxInpaintPipeline final : public InpaintPipeline {
+class FluxInpaintPipeline final : public InpaintLoop {
  public:
   // Loads a diffusers-layout folder onto `device`: its models, latents and cache replays live
   // there; images and captures stay in host memory, and noise is drawn on the host so a seed
@@ -62,54 +62,53 @@ class FluxInpaintPipeline final : public InpaintPipeline {
   FluxInpaintPipeline(FluxPipelineComponents components, std::shared_ptr<engine::CaptureStore> store);
   ~FluxInpaintPipeline();
 
-  // Stepwise editing for serving (pipeline/edit_job.h); thread-compatible: one thread steps a
-  // pipeline at a time, start_edit/finish_edit may run on other threads meanwhile.
-  std::unique_ptr<EditJob> start_edit(const EditRequest& request) override;
-  void step(const std::vector<EditJob*>& jobs) override;
-  EditResult finish_edit(EditJob& job) override;
-  engine::RequestWork estimate_work(const EditRequest& request) const override;
-  std::function<Image()> preview(const EditJob& job) const override;
+  // Editing, stepwise editing, templates and the store: pipeline/inpaint_loop.h.
   PipelineCostProfile cost_profile() const override;
-  TemplateInfo register_template(const EditRequest& request, bool capture_kv = true,
-                                 bool capture_hidden = true) override;
-  // Whether edit(request) would replay a registered template: prepares the request as far as its
-  // capture id (image processing only, no model) and asks the store.
-  bool has_template(const EditRequest& request) const override;
 
   bool is_unconditional() const { return components_.unconditional; }
   // Whether edits copy fine detail from the surroundings unless a request says (texture_transfer).
-  bool recommends_texture_transfer() const { return components_.texture_transfer; }
+  bool recommends_texture_transfer() const override { return components_.texture_transfer; }
   at::Device device() const override { return components_.transformer->proj_out->weight.device(); }
   bool is_fill() const { return components_.transformer->config().is_fill() || fill_layout_; }
   bool has_text_encoder() const { return components_.text.present(); }
   int64_t vae_scale_factor() const;
   const FluxPipelineComponents& components() const { return components_; }
-  engine::CaptureStore& store() override { return *store_; }
   const std::string& fingerprint() const override { return components_.fingerprint; }
 
   struct Prepared;  // an edit request turned into tensors (flux_inpaint_prepare.cpp)
 
  private:
+  // The loop's family hooks (pipeline/inpaint_loop.h): preparation and replay in
+  // flux_edit_start.cpp, latent codec and denoiser in flux_edit_steps.cpp.
+  std::string pipeline_name() const override { return "Flux pipeline"; }
+  std::unique_ptr<InpaintJob> prepare_job(const EditRequest& request, bool registering) const override;
+  TemplateKey template_key(const EditRequest& request) const override;
+  engine::CaptureId capture_id(const InpaintJob& job) const override;
+  void encode(InpaintJob& job, bool template_latents) const override;
+  at::Tensor latent_noise(const InpaintJob& job, at::Generator& generator) const override;
+  at::Tensor latent_blend_mask(const InpaintJob& job) const override;
+  std::function<at::Tensor(const at::Tensor&)> latent_decoder(const InpaintJob& job) const override;
+  bool blends_latents() const override { return !is_fill(); }  // FluxInpaintPipeline's blending
+  int64_t token_pixels() const override { return 2 * vae_scale_factor(); }  // 2x2 latent patches
+  const Scheduler& model_scheduler() const override { return *components_.scheduler; }
+  void prepare_denoiser(InpaintJob& job) const override;
+  std::vector<at::Tensor> denoise(const std::vector<InpaintJob*>& batch) override;
+  engine::ReplayBlocks replay_blocks(const InpaintJob& job, const engine::TokenMask& mask) const override;
+  at::ScalarType activation_dtype() const override { return components_.transformer->dtype(); }
+  void estimate_tokens(const EditRequest& request, engine::RequestWork& work) const override;
+
   // whole_image: for images larger than the context size, process the whole image scaled down
   // to fit it instead of a window around the mask (templates registered without a mask).
   Prepared prepare(const EditRequest& request, EditStats& stats, bool whole_image = false) const;
-  // Encodes the template, configures the job's scheduler and draws its noise (flux_edit_steps.cpp).
-  void begin_denoising(FluxEditJob& job) const;
-  // Looks the template up in the store and attaches a replay router (flux_edit_start.cpp).
-  void attach_replay(FluxEditJob& job);
   // A template registered without a mask was processed whole (scaled to the context size); an
   // edit of it whose own processing is a window around the mask switches to that processing, so
   // the capture matches. Returns whether it switched.
   bool use_whole_image_template(Prepared& prepared, EditStats& stats, const EditRequest& request) const;
   // job.fill_embedding for the rows the job's model calls carry (computed unless current).
   const at::Tensor& update_fill_embedding(FluxEditJob& job) const;
-  void restart_in_full(FluxEditJob& job, const std::string& why) const;
-  Image finish(const Prepared& prepared, const EditRequest& request, const at::Tensor& latents,
-               EditStats& stats) const;
   engine::CaptureId capture_id(const Prepared& prepared, const EditRequest& request) const;
 
   FluxPipelineComponents components_;
-  std::shared_ptr<engine::CaptureStore> store_;
   bool fill_layout_ = false;  // in_channels == out_channels + conditioning channels
 };
 

@@ -1,4 +1,5 @@
-// Turning an edit request into tensors, and the processed result back into an image.
+// Turning a Flux edit request into tensors: the window and processing size, the mask, the
+// prompt embeddings (encoded or given), and the template's capture identity.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -11,11 +12,9 @@
 #include "core/mask_ops.h"
 #include "pipeline/edit_rules.h"
 #include "pipeline/flux_inpaint_prepare.h"
-#include "pipeline/flux_packing.h"
 #include "pipeline/image_tensors.h"
 #include "pipeline/prepared_mask.h"
 #include "pipeline/processing_window.h"
-#include "pipeline/texture_transfer.h"
 
 namespace flashps {
 namespace {
@@ -109,7 +108,7 @@ FluxInpaintPipeline::Prepared FluxInpaintPipeline::prepare(const EditRequest& re
   if (encodes_text && !use_request_prompt) {
     const auto encode_start = std::chrono::steady_clock::now();
     FluxPromptEncoding encoding =
-        flux_prompt_conditioning(*store_, components_.text, request.prompt, request.max_sequence_length);
+        flux_prompt_conditioning(capture_store(), components_.text, request.prompt, request.max_sequence_length);
     stats.prompt_cache_hit = encoding.cache_hit;
     char encoded_note[96];
     std::snprintf(encoded_note, sizeof encoded_note, "prompt embeddings: encoded in %.2f s%s",
@@ -162,33 +161,6 @@ engine::CaptureId FluxInpaintPipeline::capture_id(const Prepared& prepared,
          << " guidance=" << request.guidance_scale.value_or(components_.default_guidance)
          << " dtype=" << c10::toString(components_.transformer->dtype());
   return {prepared.template_hash, components_.fingerprint, config.str()};
-}
-
-Image FluxInpaintPipeline::finish(const Prepared& prepared, const EditRequest& request,
-                                  const at::Tensor& latents, EditStats& stats) const {
-  const auto start = std::chrono::steady_clock::now();
-  at::Tensor unpacked = unpack_latents(latents.to(at::kFloat), prepared.latent_height, prepared.latent_width);
-  at::Tensor decoded = components_.vae->decode_latents(unpacked.unsqueeze(0))[0];
-  Image generated = tensor_to_image(decoded);
-  if (prepared.resized) generated = resize_bilinear(generated, prepared.window_width, prepared.window_height);
-  if (prepared.windowed) {
-    Image whole = prepared.original;
-    paste(whole, generated, prepared.window_x, prepared.window_y);
-    generated = std::move(whole);
-  }
-  if (request.texture_transfer.value_or(components_.texture_transfer)) {
-    // At the output size: a window scaled up from the model's size needs its detail most.
-    const double scale = prepared.resized ? static_cast<double>(prepared.window_width) / prepared.width : 1.0;
-    const TextureTransferOptions options = texture_transfer_options(2 * components_.vae->scale_factor(), scale);
-    generated = transfer_texture(generated, prepared.original, prepared.mask.original, options);
-  }
-  Image alpha = prepared.mask.original;
-  if (request.mask_grow_pixels > 0) alpha = grow_mask(alpha, request.mask_grow_pixels);
-  if (request.mask_feather_pixels > 0) alpha = feather_mask(alpha, request.mask_feather_pixels);
-  // The input's transparency is kept (opaque where regenerated); prepared.original is RGB.
-  Image result = restore_alpha(composite(prepared.original, generated, alpha), request.image, alpha);
-  stats.decode_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
 }
 
 }  // namespace flashps

@@ -1,47 +1,68 @@
-// One denoising step of a batch of Stable Diffusion edits: every job of a latent size in one UNet
-// call, each with its own router (replay, registration, or none).
+// The Stable Diffusion side of denoising (pipeline/inpaint_loop.h runs the loop): the latent codec
+// ([1, C, h, w] latents of the VAE) and the UNet calls of a batch: every job of a latent size in
+// one call, each with its own router (replay, registration, or none), classifier-free guidance
+// combining its two rows.
 #include <ATen/ATen.h>
 
 #include <chrono>
 #include <map>
 
-#include "core/error.h"
 #include "core/thread_clock.h"
 #include "pipeline/sd_edit_job.h"
 #include "pipeline/sd_inpaint_pipeline.h"
 
 namespace flashps {
-void SDInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
-  at::NoGradGuard no_grad;
-  std::vector<SDEditJob*> all;
-  for (EditJob* job : jobs) {
-    auto* sd = dynamic_cast<SDEditJob*>(job);
-    if (!sd) throw Error("Stable Diffusion pipeline: step() given a job of another pipeline");
-    if (sd->denoised()) throw Error("Stable Diffusion pipeline: step() given a job that has finished denoising");
-    all.push_back(sd);
+
+void SDInpaintPipeline::encode(InpaintJob& base_job, bool template_latents) const {
+  auto& job = static_cast<SDEditJob&>(base_job);
+  const at::Tensor image = job.prepared.image.unsqueeze(0).to(device());
+  if (is_inpainting_unet()) {  // the masked image: masked pixels 0 (mid-grey), as diffusers
+    const at::Tensor pixel_mask = job.prepared.mask.pixels.unsqueeze(0).unsqueeze(0).to(device());
+    job.masked_image_latents = components_.vae->encode_to_latents(image * (pixel_mask < 0.5).to(at::kFloat));
   }
-  const auto step_start = std::chrono::steady_clock::now();
+  if (template_latents) job.template_latents = components_.vae->encode_to_latents(image);
+}
+
+at::Tensor SDInpaintPipeline::latent_noise(const InpaintJob& base_job, at::Generator& generator) const {
+  const auto& job = static_cast<const SDEditJob&>(base_job);
+  return at::randn({1, components_.vae->latent_channels(), job.latent_mask.size(2), job.latent_mask.size(3)},
+                   generator);
+}
+
+at::Tensor SDInpaintPipeline::latent_blend_mask(const InpaintJob& job) const {
+  return static_cast<const SDEditJob&>(job).latent_mask;  // [1, 1, h, w] broadcasts over channels
+}
+
+std::function<at::Tensor(const at::Tensor&)> SDInpaintPipeline::latent_decoder(const InpaintJob&) const {
+  std::shared_ptr<ImageAutoencoder> vae = components_.vae;
+  return [vae](const at::Tensor& latents) { return vae->decode_latents(latents)[0]; };
+}
+
+std::vector<at::Tensor> SDInpaintPipeline::denoise(const std::vector<InpaintJob*>& batch) {
+  std::vector<at::Tensor> predictions(batch.size());
   // A UNet is dense: one call per latent size, every job of that size in it.
-  std::map<std::pair<int64_t, int64_t>, std::vector<SDEditJob*>> groups;
-  for (SDEditJob* job : all) groups[{job->latents.size(2), job->latents.size(3)}].push_back(job);
-  for (auto& [size, group] : groups) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < batch.size(); ++i) groups[{batch[i]->latents.size(2), batch[i]->latents.size(3)}].push_back(i);
+  for (auto& [size, members] : groups) {
     std::vector<at::Tensor> samples, timesteps, contexts, text_embeds, time_ids;
     unet::UNetRouting routing;
     bool routed = false;
-    for (SDEditJob* job : group) {
-      const int rows = job->rows();
-      const int64_t first_row = routing.requests.empty() ? 0 : routing.requests.back().first_row + routing.requests.back().rows;
-      routing.requests.push_back({first_row, rows, job->router()});
-      job->set_router_step(job->next_step);
-      routed = routed || job->router();
-      at::Tensor input = job->scheduler->scale_model_input(job->latents, job->next_step);
-      if (is_inpainting_unet()) input = at::cat({input, job->latent_mask, job->masked_image_latents}, 1);
+    for (size_t i : members) {
+      auto& job = static_cast<SDEditJob&>(*batch[i]);
+      const int rows = job.rows();
+      const int64_t first_row =
+          routing.requests.empty() ? 0 : routing.requests.back().first_row + routing.requests.back().rows;
+      routing.requests.push_back({first_row, rows, job.router()});
+      routed = routed || job.router();
+      at::Tensor input = job.scheduler->scale_model_input(job.latents, job.next_step);
+      if (is_inpainting_unet()) input = at::cat({input, job.latent_mask, job.masked_image_latents}, 1);
       samples.push_back(input.expand({rows, -1, -1, -1}));
-      timesteps.push_back(job->scheduler->timesteps()[job->next_step].to(job->latents.device(), at::kFloat).reshape({1}).expand({rows}));
-      contexts.push_back(job->context);
-      if (job->text_embeds.defined()) {
-        text_embeds.push_back(job->text_embeds);
-        time_ids.push_back(job->time_ids);
+      timesteps.push_back(
+          job.scheduler->timesteps()[job.next_step].to(job.latents.device(), at::kFloat).reshape({1}).expand({rows}));
+      contexts.push_back(job.context);
+      if (job.text_embeds.defined()) {
+        text_embeds.push_back(job.text_embeds);
+        time_ids.push_back(job.time_ids);
       }
     }
     UNetInputs inputs;
@@ -53,41 +74,22 @@ void SDInpaintPipeline::step(const std::vector<EditJob*>& jobs) {
       inputs.time_ids = at::cat(time_ids);
     }
     if (routed) inputs.routing = &routing;
-    last_step_assembly_seconds_ = seconds_since(step_start);
+    last_step_assembly_seconds_ = seconds_since(step_started_);
+    last_step_assembly_cpu_seconds_ = thread_cpu_seconds() - step_cpu_started_;
     const at::Tensor output = components_.unet->forward(inputs);
     int64_t row = 0;
-    for (SDEditJob* job : group) {
-      at::Tensor prediction;
-      if (job->guided) {
+    for (size_t i : members) {
+      const auto& job = static_cast<const SDEditJob&>(*batch[i]);
+      if (job.guided) {
         const at::Tensor unconditional = output.narrow(0, row, 1), conditional = output.narrow(0, row + 1, 1);
-        prediction = unconditional + job->guidance * (conditional - unconditional);
+        predictions[i] = unconditional + job.guidance * (conditional - unconditional);
         row += 2;
       } else {
-        prediction = output.narrow(0, row++, 1);
-      }
-      const int step = job->next_step;
-      job->latents = job->scheduler->step(prediction, step, job->latents, *job->scheduler_state);
-      if (!is_inpainting_unet()) {  // latent blending: the template outside the mask
-        const at::Tensor proper = step + 1 < job->end_step
-                                      ? job->scheduler->add_noise(job->image_latents, job->noise, step + 1)
-                                      : job->image_latents;
-        job->latents = (1 - job->latent_mask) * proper + job->latent_mask * job->latents;
+        predictions[i] = output.narrow(0, row++, 1);
       }
     }
   }
-  const double seconds = seconds_since(step_start);
-  observe_step(jobs, seconds);
-  for (SDEditJob* job : all) {
-    ++job->next_step;
-    ++job->steps_done_;
-    ++job->stats_.steps_run;
-    job->stats_.denoise_seconds += seconds;
-    try {
-      report_progress(job->request.progress, {"denoise", job->steps_done_, job->steps_total_, job->stats_.denoise_seconds});
-    } catch (...) {
-      job->fail(std::current_exception());
-    }
-  }
+  return predictions;
 }
 
 }  // namespace flashps

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -10,14 +9,12 @@
 #include "core/json_file.h"
 #include "models/model_files.h"
 #include "models/unet/unet_block_work.h"
-#include "pipeline/edit_replay.h"
-#include "pipeline/sd_edit_job.h"
+#include "pipeline/default_steps.h"
 
 namespace flashps {
 
 SDInpaintPipeline::SDInpaintPipeline(SDPipelineComponents components, std::shared_ptr<engine::CaptureStore> store)
-    : components_(std::move(components)), store_(std::move(store)) {
-  if (!store_) store_ = std::make_shared<engine::MemoryCaptureStore>();
+    : InpaintLoop(std::move(store)), components_(std::move(components)) {
   recommended_steps_ = components_.default_steps;
   device_ = components_.unet->parameters().front().device();
   const UNetConfig& config = components_.unet->config();
@@ -58,6 +55,7 @@ std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& mo
   };
   SDPipelineComponents components;
   components.model_dir = model_dir;
+  components.default_steps = default_steps_of(index, index_path.string());
   components.unet = load_unet(component("unet"), dtype);
   components.vae = load_image_autoencoder(component("vae"), autoencoder_dtype_for(dtype));
   components.text.tokenizer = ClipTokenizer::load(component("tokenizer"));
@@ -81,28 +79,6 @@ std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& mo
       model_dir, {"unet", "vae", "scheduler", "text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2"},
       {"unet", "vae", "text_encoder", "text_encoder_2"});
   return std::make_unique<SDInpaintPipeline>(std::move(components), std::move(store));
-}
-
-TemplateInfo SDInpaintPipeline::register_template(const EditRequest& request, bool capture_kv, bool capture_hidden) {
-  // Asking for kv alone would capture nothing a UNet replays.
-  if (!capture_hidden)
-    throw UnsupportedError(components_.model_dir +
-                           ": Stable Diffusion (UNet) templates capture 'hidden' activations only; 'kv' does not "
-                           "apply (set capture_hidden)");
-  (void)capture_kv;  // ignored beside hidden: dense ResNets need every row
-  if (const std::string why = store_->why_unwritable(); !why.empty()) return skipped_registration(why);
-  const auto start = std::chrono::steady_clock::now();
-  EditRequest full = request;
-  full.mode = CacheMode::full;
-  std::unique_ptr<SDEditJob> job = prepare_job(full, /*registering=*/true);
-  const engine::CaptureId id = capture_id(*job);
-  job->recording = std::make_unique<engine::TemplateRecording>(*store_, id, /*capture_kv=*/false,
-                                                               /*capture_hidden=*/true, components_.unet->dtype());
-  while (!job->denoised()) {
-    step({job.get()});
-    if (job->failed()) std::rethrow_exception(job->error());
-  }
-  return registered_template(id, *job->recording->commit(job->mask.tokens), job->stats(), start);
 }
 
 PipelineCostProfile SDInpaintPipeline::cost_profile() const {

@@ -23,14 +23,13 @@
 #pragma once
 #include <memory>
 #include <string>
-#include <utility>
 
 #include "engine/capture.h"
 #include "engine/cost_model.h"
 #include "models/unet/unet_model.h"
 #include "models/vae/image_autoencoder.h"
 #include "pipeline/edit_job.h"
-#include "pipeline/inpaint_model.h"
+#include "pipeline/inpaint_loop.h"
 #include "pipeline/sd_text_encoding.h"
 #include "schedulers/scheduler.h"
 
@@ -50,7 +49,7 @@ struct SDPipelineComponents {
   int default_steps = 28;  // denoising steps of a request that names none
 };
 
-class SDInpaintPipeline final : public InpaintPipeline {
+class SDInpaintPipeline final : public InpaintLoop {
  public:
   // Loads a diffusers folder onto `device` (its models, latents and cache replays live there;
   // noise is drawn on the host, so a seed gives the same noise on every device); Error names the
@@ -62,20 +61,9 @@ class SDInpaintPipeline final : public InpaintPipeline {
   explicit SDInpaintPipeline(SDPipelineComponents components, std::shared_ptr<engine::CaptureStore> store = nullptr);
   ~SDInpaintPipeline();
 
-  std::unique_ptr<EditJob> start_edit(const EditRequest& request) override;
-  void step(const std::vector<EditJob*>& jobs) override;
-  EditResult finish_edit(EditJob& job) override;
-  engine::RequestWork estimate_work(const EditRequest& request) const override;
-  std::function<Image()> preview(const EditJob& job) const override;
+  // Editing, stepwise editing, templates (captures of every transformer block's output; UNets
+  // replay those only) and the store: pipeline/inpaint_loop.h.
   PipelineCostProfile cost_profile() const override;
-  // Runs the template in full and captures every transformer block's output (an empty mask is
-  // fine: later edits bring their own). UNets replay block outputs only: capture_hidden must be set.
-  TemplateInfo register_template(const EditRequest& request, bool capture_kv = false,
-                                 bool capture_hidden = true) override;
-  // Whether edit(request) would replay a registered template: prepares the request as far as its
-  // capture id (image processing only: no text encoder, VAE or UNet) and asks the store.
-  bool has_template(const EditRequest& request) const override;
-  engine::CaptureStore& store() override { return *store_; }
   const std::string& fingerprint() const override { return components_.fingerprint; }
 
   const SDPipelineComponents& components() const { return components_; }
@@ -85,17 +73,30 @@ class SDInpaintPipeline final : public InpaintPipeline {
   int64_t size_multiple() const;
 
  private:
-  std::unique_ptr<SDEditJob> prepare_job(const EditRequest& request, bool registering) const;
+  // The loop's family hooks (pipeline/inpaint_loop.h): preparation in sd_inpaint_prepare.cpp,
+  // replay and estimates in sd_edit_start.cpp, latent codec and denoiser in sd_edit_steps.cpp.
+  std::string pipeline_name() const override { return "Stable Diffusion pipeline"; }
+  std::unique_ptr<InpaintJob> prepare_job(const EditRequest& request, bool registering) const override;
+  TemplateKey template_key(const EditRequest& request) const override;
+  engine::CaptureId capture_id(const InpaintJob& job) const override;
+  void encode(InpaintJob& job, bool template_latents) const override;
+  at::Tensor latent_noise(const InpaintJob& job, at::Generator& generator) const override;
+  at::Tensor latent_blend_mask(const InpaintJob& job) const override;
+  std::function<at::Tensor(const at::Tensor&)> latent_decoder(const InpaintJob& job) const override;
+  bool blends_latents() const override { return !is_inpainting_unet(); }  // 4-channel UNets
+  int64_t token_pixels() const override { return components_.vae->scale_factor(); }  // latent pixels
+  const Scheduler& model_scheduler() const override { return *components_.scheduler; }
+  std::vector<at::Tensor> denoise(const std::vector<InpaintJob*>& batch) override;
+  engine::ReplayBlocks replay_blocks(const InpaintJob& job, const engine::TokenMask& mask) const override;
+  void restrict_replay(engine::ReplaySettings& settings) const override;
+  at::ScalarType activation_dtype() const override { return components_.unet->dtype(); }
+  void estimate_tokens(const EditRequest& request, engine::RequestWork& work) const override;
+
   // The model-free part of prepare_job: validation, the request with its steps resolved, the
-  // original and processed images and masks, sizes, token mask and template hash. Returns the
-  // processed image [1, 3, H, W] and mask [1, 1, H, W] as tensors.
-  std::pair<at::Tensor, at::Tensor> prepare_images(const EditRequest& request, SDEditJob& job) const;
-  // Looks the template up in the store and attaches a hidden replay (sd_edit_start.cpp).
-  void attach_replay(SDEditJob& job) const;
-  engine::CaptureId capture_id(const SDEditJob& job) const;
+  // original and processed images and masks, sizes, token mask and template hash.
+  void prepare_images(const EditRequest& request, SDEditJob& job) const;
 
   SDPipelineComponents components_;
-  std::shared_ptr<engine::CaptureStore> store_;
   at::Device device_ = at::Device(at::kCPU);  // the UNet's, read once (parameters() walks the tree)
 };
 
