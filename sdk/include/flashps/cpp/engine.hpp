@@ -167,25 +167,6 @@ class Engine {
     result.handle_.reset(engine, flashps_engine_close);
     return result;
   }
-  static flashps_engine_params to_c(const EngineOptions& options) {
-    flashps_engine_params params = flashps_engine_default_params();
-    params.devices = detail::c_str_or_null(options.devices);
-    params.bf16 = options.bf16 ? 1 : 0;
-    params.store = options.store.get();
-    params.capture_dir = detail::c_str_or_null(options.capture_dir);
-    params.batching = static_cast<flashps_batching>(options.batching);
-    params.policy = static_cast<flashps_balance_policy>(options.policy);
-    params.max_batch = options.max_batch;
-    params.max_queued = options.max_queued;
-    params.pool_threads = options.pool_threads;
-    params.profile_path = detail::c_str_or_null(options.profile_path);
-    params.compute_nice = options.compute_nice;
-    if (options.progress) {
-      params.progress = detail::progress_trampoline;
-      params.user_data = const_cast<ProgressFunction*>(&options.progress);
-    }
-    return params;
-  }
   // A view of an engine someone else opened and closes (it must outlive this object).
   static Engine borrow(flashps_engine* engine) {
     Engine result;
@@ -273,6 +254,26 @@ class Engine {
   }
 
  private:
+  // The C params of `options` (both open() overloads).
+  static flashps_engine_params to_c(const EngineOptions& options) {
+    flashps_engine_params params = flashps_engine_default_params();
+    params.devices = detail::c_str_or_null(options.devices);
+    params.bf16 = options.bf16 ? 1 : 0;
+    params.store = options.store.get();
+    params.capture_dir = detail::c_str_or_null(options.capture_dir);
+    params.batching = static_cast<flashps_batching>(options.batching);
+    params.policy = static_cast<flashps_balance_policy>(options.policy);
+    params.max_batch = options.max_batch;
+    params.max_queued = options.max_queued;
+    params.pool_threads = options.pool_threads;
+    params.profile_path = detail::c_str_or_null(options.profile_path);
+    params.compute_nice = options.compute_nice;
+    if (options.progress) {
+      params.progress = detail::progress_trampoline;
+      params.user_data = const_cast<ProgressFunction*>(&options.progress);
+    }
+    return params;
+  }
   struct BatchCallbacks {
     const BatchOptions* options;
   };
