@@ -1,6 +1,6 @@
 // Does packing the weights once (oneDNN matmul with format_tag::any weights, reordered up front)
 // beat what FlashPS runs today at the Flux bench config's GEMM shapes? Times, per shape and row
-// count, oneDNN's sgemm (the fp32 path of core/linear.cpp), the matmul primitive on plain
+// count, oneDNN's sgemm (the fp32 path of core/kernels/linear.cpp), the matmul primitive on plain
 // weights, and the same primitive on pre-packed weights, in fp32 and bf16 (bf16: the input's
 // rounding to bf16 included). The weights stay in cache between repetitions, so this is the
 // kernel's best case; in a model the weights of 12 blocks do not fit in cache.

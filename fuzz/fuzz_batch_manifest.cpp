@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "serve_tools/batch_manifest.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

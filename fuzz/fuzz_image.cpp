@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "core/error.h"
-#include "core/image.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

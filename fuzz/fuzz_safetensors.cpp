@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/error.h"
-#include "core/safetensors.h"
+#include "core/diagnostics/error.h"
+#include "core/files/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   std::shared_ptr<const flashps::SafetensorsFile> file;

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "models/t5/t5_tokenizer.h"
 
 namespace {

@@ -4,7 +4,7 @@
 // Why it exists: those functions live in libflashps, which needs LibTorch, while the fuzz project
 // is built without LibTorch (fuzz/CMakeLists.txt). The real sdk/src/api/ sources cannot be linked
 // here (api_support.cpp catches c10 and serve:: exceptions). This shim implements the same
-// functions on the same core code (flashps::decode_image of sdk/src/core/image.cpp), mapping its
+// functions on the same core code (flashps::decode_image of sdk/src/core/image/image.cpp), mapping its
 // exceptions to flashps_status as sdk/src/api/api_support.cpp's guarded() does, so the fuzzer
 // sees the statuses and messages the server would. The edit settings' checks are the real ones:
 // sdk/src/api/edit_params_check.cpp (with pipeline/edit_rules.cpp, engine/cache_mode.cpp) is
@@ -18,8 +18,8 @@
 #include <string>
 
 #include "api/edit_params_check.h"
-#include "core/error.h"
-#include "core/image.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
 #include "flashps/common.h"
 #include "flashps/editor.h"
 

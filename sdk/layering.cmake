@@ -10,7 +10,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
   cmake_minimum_required(VERSION 3.22)  # the project's policies, also when run as a script
 endif()
 
-# --- SDK layers, bottom to top: core; engine, schedulers, edit, workload; cache, models;
+# --- SDK layers, bottom to top: core; engine, schedulers, edit, workload, classical; cache, models;
 # pipeline, dev; serve, training, app; serve_tools; bench; api. A folder may always include
 # itself; "flashps" is the public API. Libraries (<ATen/...>, <nlohmann/...>) are not layers.
 set(FLASHPS_LAYER_USES_core "")
@@ -18,16 +18,17 @@ set(FLASHPS_LAYER_USES_engine "core")
 set(FLASHPS_LAYER_USES_schedulers "core")
 set(FLASHPS_LAYER_USES_edit "core")
 set(FLASHPS_LAYER_USES_workload "core")
+set(FLASHPS_LAYER_USES_classical "core")
 set(FLASHPS_LAYER_USES_cache "core;engine")
 set(FLASHPS_LAYER_USES_models "core;engine;schedulers")
-set(FLASHPS_LAYER_USES_pipeline "core;engine;schedulers;models")
+set(FLASHPS_LAYER_USES_pipeline "core;engine;schedulers;classical;models")
 set(FLASHPS_LAYER_USES_dev "core;schedulers;models")
 set(FLASHPS_LAYER_USES_serve "core;engine;pipeline")
 set(FLASHPS_LAYER_USES_training "core;schedulers;workload;models;pipeline")
 set(FLASHPS_LAYER_USES_app "core;cache;models")
 set(FLASHPS_LAYER_USES_serve_tools "core;engine;workload;pipeline;serve")
 # bench http measures the server as users reach it: through the public API (flashps/).
-set(FLASHPS_LAYER_USES_bench "core;engine;schedulers;workload;cache;models;pipeline;serve;training;serve_tools;flashps")
+set(FLASHPS_LAYER_USES_bench "core;engine;schedulers;workload;classical;cache;models;pipeline;serve;training;serve_tools;flashps")
 set(FLASHPS_LAYER_USES_api "core;engine;edit;cache;models;pipeline;serve;app;serve_tools;http;flashps")
 
 # --- What a layer never reaches, not even through the headers of a folder it may use (the whole

@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "core/runtime.h"
+#include "core/runtime/runtime.h"
 
 int main(int argc, char** argv) {
   // As under ctest: a device profile in the user's cache must not change what tests plan.

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "flashps/flashps.h"
-#include "models/random_model.h"
+#include "models/random/random_model.h"
 #include "support/temp_dir.h"
 
 namespace flashps::test::api {

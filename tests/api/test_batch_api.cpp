@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/engine_test_support.h"
-#include "core/image.h"
+#include "core/image/image.h"
 #include "flashps/flashps.h"
 #include "flashps/flashps.hpp"
 #include "support/tiny_pipeline.h"

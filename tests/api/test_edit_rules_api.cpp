@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "api/api_test_support.h"
-#include "core/image.h"
-#include "core/mask_ops.h"
+#include "core/image/image.h"
+#include "core/mask/mask_ops.h"
 #include "flashps/flashps.h"
 #include "pipeline/edit_rules.h"
 

@@ -14,7 +14,7 @@
 
 #include "api/abi_layout.h"
 #include "api/engine_test_support.h"
-#include "core/thread_priority.h"
+#include "core/runtime/thread_priority.h"
 #include "flashps/flashps.h"
 #include "support/tiny_pipeline.h"
 

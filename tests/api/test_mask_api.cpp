@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/mask_ops.h"
+#include "core/mask/mask_ops.h"
 #include "edit/mask_painting.h"
 #include "flashps/flashps.h"
 

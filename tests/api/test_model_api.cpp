@@ -6,7 +6,7 @@
 
 #include "api/api_test_support.h"
 #include "flashps/flashps.h"
-#include "models/random_model.h"
+#include "models/random/random_model.h"
 #include "support/child_usage.h"
 
 #include <cstdio>

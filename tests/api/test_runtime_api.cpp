@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "api/api_test_support.h"
-#include "core/log.h"
+#include "core/diagnostics/log.h"
 #include "flashps/flashps.h"
 
 using namespace flashps::test::api;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "app/default_model.h"
-#include "core/log.h"
+#include "core/diagnostics/log.h"
 #include "support/temp_dir.h"
 #include "support/source_dir.h"
 

@@ -10,7 +10,7 @@
 #include "cache/activation_store.h"
 #include "cache/host_tier.h"
 #include "cache/sqlite_db.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "support/temp_dir.h"
 #include "support/store_test_support.h"
 

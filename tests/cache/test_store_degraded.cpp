@@ -12,7 +12,7 @@
 #include <map>
 
 #include "cache/activation_store.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "support/store_test_support.h"
 #include "support/temp_dir.h"
 

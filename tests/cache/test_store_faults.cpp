@@ -19,7 +19,7 @@
 
 #include "cache/activation_store.h"
 #include "cache/fault_points.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "support/store_test_support.h"
 #include "support/temp_dir.h"
 #include "support/tiny_pipeline.h"

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/image.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
 #include "support/image_bytes.h"
 
 using flashps::Image;

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.h"
-#include "core/image.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
 #include "support/child_usage.h"
 #include "support/image_bytes.h"
 

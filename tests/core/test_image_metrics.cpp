@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "core/image_metrics.h"
+#include "core/metrics/image_metrics.h"
 
 using namespace flashps;
 

@@ -2,10 +2,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/attention.h"
-#include "core/fast_kernels.h"
-#include "core/error.h"
-#include "core/linear.h"
+#include "core/kernels/attention.h"
+#include "core/kernels/fast_kernels.h"
+#include "core/diagnostics/error.h"
+#include "core/kernels/linear.h"
 #include "models/flux/flux_embeddings.h"
 
 using namespace flashps;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/mask_ops.h"
+#include "core/diagnostics/error.h"
+#include "core/mask/mask_ops.h"
 
 using flashps::Image;
 using Bytes = std::vector<uint8_t>;

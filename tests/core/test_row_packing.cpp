@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
-#include "core/row_packing.h"
+#include "core/diagnostics/error.h"
+#include "core/kernels/row_packing.h"
 
 using namespace flashps;
 

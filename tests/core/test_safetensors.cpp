@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "core/safetensors.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "core/files/safetensors.h"
+#include "core/files/tensor_io.h"
 #include "support/fixtures.h"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "edit/mask_painting.h"
 
 using flashps::Image;

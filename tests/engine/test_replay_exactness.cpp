@@ -4,11 +4,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "engine/capture_router.h"
 #include "engine/replay_router.h"
 #include "models/flux/flux_transformer.h"
-#include "models/random_weights.h"
+#include "models/random/random_weights.h"
 #include "support/tiny_flux.h"
 
 using namespace flashps;

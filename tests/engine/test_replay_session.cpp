@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "engine/replay_session.h"
 #include "engine/template_mask.h"
 

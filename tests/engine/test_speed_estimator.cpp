@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "engine/speed_estimator.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "serve/device_profile.h"
 #include "serve/engine_device.h"
 #include "support/temp_dir.h"

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "engine/token_mask.h"
 
 using namespace flashps;

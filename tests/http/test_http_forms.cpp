@@ -4,8 +4,8 @@
 #include <string>
 #include <tuple>
 
-#include "core/image.h"
-#include "core/image_encode.h"
+#include "core/image/image.h"
+#include "core/image/image_encode.h"
 #include "http/api_keys.h"
 #include "http/base64.h"
 #include "http/edit_form.h"

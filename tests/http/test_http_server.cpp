@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "core/image.h"
-#include "core/image_encode.h"
+#include "core/image/image.h"
+#include "core/image/image_encode.h"
 #include "http/base64.h"
-#include "models/random_model.h"
+#include "models/random/random_model.h"
 #include "support/temp_dir.h"
 #include "support/tiny_pipeline.h"
 

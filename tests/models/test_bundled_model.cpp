@@ -8,9 +8,9 @@
 #include <filesystem>
 
 #include "bench/quality_benchmark.h"
-#include "core/image.h"
-#include "core/mask_ops.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "core/image/image.h"
+#include "core/mask/mask_ops.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "pipeline/image_tensors.h"
 #include "workload/mask_ratio_trace.h"
 #include "support/source_dir.h"

@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "dev/fixture_set.h"
 #include "models/clip/clip_text_model.h"
 #include "support/fixtures.h"

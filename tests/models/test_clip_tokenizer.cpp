@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "dev/fixture_set.h"
 #include "models/clip/clip_tokenizer.h"
 #include "support/fixtures.h"

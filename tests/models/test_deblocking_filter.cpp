@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "core/error.h"
-#include "core/image.h"
-#include "core/mask_ops.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
+#include "core/mask/mask_ops.h"
 #include "models/vae/deblocking_filter.h"
 #include "models/vae/patch_autoencoder.h"
 #include "pipeline/image_tensors.h"

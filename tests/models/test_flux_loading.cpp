@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/error.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/tensor_io.h"
 #include "models/flux/flux_transformer.h"
-#include "models/random_weights.h"
+#include "models/random/random_weights.h"
 #include "support/temp_dir.h"
 #include "support/tiny_flux.h"
 

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/flux/flux_transformer.h"
-#include "models/random_weights.h"
+#include "models/random/random_weights.h"
 #include "support/tiny_flux.h"
 
 using namespace flashps;

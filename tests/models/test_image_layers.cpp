@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/phase_profile.h"
+#include "core/diagnostics/phase_profile.h"
 #include "models/common/image_layers.h"
 
 namespace {

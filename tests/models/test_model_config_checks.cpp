@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <torch/nn/module.h>
 
-#include "core/error.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/tensor_io.h"
 #include "models/clip/clip_text_model.h"
 #include "models/flux/flux_transformer.h"
-#include "models/random_weights.h"
+#include "models/random/random_weights.h"
 #include "models/unet/unet_config.h"
 #include "models/unet/unet_model.h"
 #include "models/vae/autoencoder_kl.h"

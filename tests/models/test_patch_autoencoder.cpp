@@ -7,9 +7,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "models/vae/autoencoder_kl.h"
-#include "core/tensor_io.h"
+#include "core/files/tensor_io.h"
 #include "models/vae/patch_autoencoder.h"
 #include "support/temp_dir.h"
 

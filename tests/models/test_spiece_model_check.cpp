@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "models/t5/spiece_model_check.h"
 #include "models/t5/t5_tokenizer.h"
 #include "support/source_dir.h"

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "core/files/tensor_io.h"
 #include "dev/fixture_set.h"
 #include "models/t5/t5_encoder_model.h"
 #include "support/fixtures.h"

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "models/t5/sentencepiece_model.h"
 #include "models/t5/t5_tokenizer.h"
 #include "support/fixtures.h"

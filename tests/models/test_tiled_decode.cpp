@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "models/vae/tiled_decode.h"
 
 using namespace flashps;

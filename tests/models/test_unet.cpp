@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "dev/fixture_runners.h"
 #include "models/unet/unet_model.h"
 #include "support/fixture_report_checks.h"

@@ -7,10 +7,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "engine/capture_router.h"
 #include "engine/replay_router.h"
-#include "models/random_weights.h"
+#include "models/random/random_weights.h"
 #include "models/unet/unet_block_work.h"
 #include "models/unet/unet_model.h"
 

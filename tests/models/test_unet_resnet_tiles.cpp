@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
-#include "models/random_weights.h"
+#include "core/diagnostics/error.h"
+#include "models/random/random_weights.h"
 #include "models/unet/resnet_tiles.h"
 #include "models/unet/unet_blocks.h"
 

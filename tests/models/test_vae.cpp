@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "core/error.h"
-#include "core/image_metrics.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/metrics/image_metrics.h"
+#include "core/files/tensor_io.h"
 #include "dev/fixture_runners.h"
-#include "models/random_weights.h"
+#include "models/random/random_weights.h"
 #include "models/vae/autoencoder_kl.h"
 #include "models/vae/vae_blocks.h"
 #include "support/fixture_report_checks.h"

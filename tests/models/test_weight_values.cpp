@@ -9,11 +9,11 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/safetensors.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/safetensors.h"
+#include "core/files/tensor_io.h"
 #include "models/flux/flux_transformer.h"
-#include "models/random_weights.h"
+#include "models/random/random_weights.h"
 #include "models/vae/patch_autoencoder.h"
 #include "support/temp_dir.h"
 #include "support/tiny_flux.h"

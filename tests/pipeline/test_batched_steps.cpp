@@ -7,10 +7,10 @@
 #include <fstream>
 
 #include "cache/activation_store.h"
-#include "core/error.h"
-#include "pipeline/flux_edit_job.h"
-#include "pipeline/flux_inpaint_pipeline.h"
-#include "pipeline/flux_packing.h"
+#include "core/diagnostics/error.h"
+#include "pipeline/flux/flux_edit_job.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
+#include "pipeline/flux/flux_packing.h"
 #include "support/tiny_pipeline.h"
 
 using namespace flashps;

@@ -6,11 +6,11 @@
 #include <fstream>
 
 #include "api/api_test_support.h"
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "flashps/flashps.h"
 #include "pipeline/family_registry.h"
-#include "pipeline/flux_family.h"
+#include "pipeline/flux/flux_family.h"
 
 using namespace flashps;
 using namespace flashps::test::api;

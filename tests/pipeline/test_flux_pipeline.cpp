@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/activation_store.h"
-#include "core/error.h"
-#include "models/random_model.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "core/diagnostics/error.h"
+#include "models/random/random_model.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "support/temp_dir.h"
 #include "support/tiny_pipeline.h"
 

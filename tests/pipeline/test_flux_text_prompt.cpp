@@ -7,11 +7,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "models/random_model.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "models/random/random_model.h"
 #include "models/t5/t5_tokenizer.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "support/temp_dir.h"
 #include "support/tiny_pipeline.h"
 

@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/mask_ops.h"
+#include "core/mask/mask_ops.h"
 #include "pipeline/prepared_mask.h"
 
 using namespace flashps;

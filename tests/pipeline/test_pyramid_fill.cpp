@@ -4,11 +4,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "models/vae/patch_autoencoder.h"
-#include "pipeline/fill_conditioning.h"
-#include "pipeline/flux_packing.h"
-#include "pipeline/pyramid_fill.h"
+#include "pipeline/flux/fill_conditioning.h"
+#include "pipeline/flux/flux_packing.h"
+#include "classical/pyramid_fill.h"
 
 using namespace flashps;
 

@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "models/unet/unet_block_work.h"
-#include "pipeline/sd_inpaint_pipeline.h"
+#include "pipeline/stable_diffusion/sd_inpaint_pipeline.h"
 #include "serve/engine.h"
 #include "serve/engine_device.h"
 #include "support/fixtures.h"

@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
-#include "pipeline/smooth_field.h"
+#include "core/diagnostics/error.h"
+#include "classical/smooth_field.h"
 
 using namespace flashps;
 

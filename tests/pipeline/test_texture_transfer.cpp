@@ -7,10 +7,10 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/image_metrics.h"
+#include "core/diagnostics/error.h"
+#include "core/metrics/image_metrics.h"
 #include "pipeline/image_tensors.h"
-#include "pipeline/texture_transfer.h"
+#include "classical/texture_transfer.h"
 
 using namespace flashps;
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <vector>
 
-#include "core/error.h"
-#include "pipeline/texture_transfer.h"
+#include "core/diagnostics/error.h"
+#include "classical/texture_transfer.h"
 
 using namespace flashps;
 

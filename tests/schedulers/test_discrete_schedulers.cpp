@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "schedulers/discrete_schedulers.h"
 
 using namespace flashps;

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "dev/fixture_runners.h"
 #include "schedulers/flow_match_euler_discrete.h"
 #include "support/fixtures.h"

@@ -77,25 +77,25 @@ include_refused() {
 }
 
 # The SDK's folder table.
-include_refused sdk/src/core/error.h '"engine/capture.h"' \
-  'sdk/src/core/error.h: #include "engine/capture.h" (core/ may use: nothing)'
-include_refused sdk/src/models/weights.h '"pipeline/edit_job.h"' \
-  'sdk/src/models/weights.h: #include "pipeline/edit_job.h" (models/ may use: core, engine, schedulers)'
+include_refused sdk/src/core/diagnostics/error.h '"engine/capture.h"' \
+  'sdk/src/core/diagnostics/error.h: #include "engine/capture.h" (core/ may use: nothing)'
+include_refused sdk/src/models/loading/weights.h '"pipeline/edit_job.h"' \
+  'sdk/src/models/loading/weights.h: #include "pipeline/edit_job.h" (models/ may use: core, engine, schedulers)'
 include_refused sdk/src/serve/engine.h '"serve_tools/simulator.h"' \
   'sdk/src/serve/engine.h: #include "serve_tools/simulator.h" (serve/ may use: core, engine, pipeline)'
 include_refused sdk/src/pipeline/edit_job.h '<flashps/flashps.h>' \
   'sdk/src/pipeline/edit_job.h: #include <flashps/flashps.h> (pipeline/ may use:'
-include_refused sdk/src/models/weights.h '"../pipeline/edit_job.h"' \
-  'sdk/src/models/weights.h: #include "../pipeline/edit_job.h" (a path out of its folder;'
-include_refused sdk/src/gadgets/e.h '"core/error.h"' 'sdk/src/gadgets/: a folder with no place in the layering'
+include_refused sdk/src/models/loading/weights.h '"../pipeline/edit_job.h"' \
+  'sdk/src/models/loading/weights.h: #include "../pipeline/edit_job.h" (a path out of its folder;'
+include_refused sdk/src/gadgets/e.h '"core/diagnostics/error.h"' 'sdk/src/gadgets/: a folder with no place in the layering'
 
 # engine never reaches models, pipeline or cache: directly, through another folder, by the table.
 for include in '"models/flux/flux_config.h"' '"pipeline/edit_job.h"' '"cache/activation_store.h"'; do
   include_refused sdk/src/engine/planner.h "$include" \
     "sdk/src/engine/planner.h: #include $include (engine/ never reaches models, pipeline, cache; engine/ may use: core)"
 done
-include_refused sdk/src/core/error.h '"models/flux/flux_config.h"' \
-  '-> core/error.h -> models/flux/flux_config.h (engine/ never reaches models, pipeline, cache, not even through another folder)'
+include_refused sdk/src/core/diagnostics/error.h '"models/flux/flux_config.h"' \
+  '-> core/diagnostics/error.h -> models/flux/flux_config.h (engine/ never reaches models, pipeline, cache, not even through another folder)'
 cp "$tree/sdk/layering.cmake" "$work/saved_table"
 sed -i 's/^set(FLASHPS_LAYER_USES_engine "core")$/set(FLASHPS_LAYER_USES_engine "core;models")/' "$tree/sdk/layering.cmake"
 expect_refused "a table row letting engine use models" \
@@ -111,13 +111,13 @@ include_refused sdk/src/pipeline/edit_job.h '"models/flux/flux_config.h"' \
   'pipeline/edit_job.h -> models/flux/flux_config.h (serve/ never reaches models, cache, not even through another folder)'
 
 # http, the front ends and the public headers: only the public API.
-include_refused sdk/src/http/base64.h '"core/image.h"' \
-  'sdk/src/http/base64.h: #include "core/image.h" (sdk/src/http/ may use only the public API <flashps/...>'
+include_refused sdk/src/http/base64.h '"core/image/image.h"' \
+  'sdk/src/http/base64.h: #include "core/image/image.h" (sdk/src/http/ may use only the public API <flashps/...>'
 include_refused sdk/src/http/base64.h '"api/handles.h"' \
   'sdk/src/http/base64.h: #include "api/handles.h" (sdk/src/http/ may use only the public API'
 include_refused sdk/src/http/base64.h '<torch/torch.h>' \
   'sdk/src/http/base64.h: #include <torch/torch.h> (sdk/src/http/ may use only the public API <flashps/...>, standard headers, its own files and the libraries: nlohmann)'
-for include in '"core/image.h"' '<torch/torch.h>' '"../sdk/src/core/error.h"' '<cache/activation_store.h>' '"no_such_file.h"'; do
+for include in '"core/image/image.h"' '<torch/torch.h>' '"../sdk/src/core/diagnostics/error.h"' '<cache/activation_store.h>' '"no_such_file.h"'; do
   include_refused cli/byte_size.h "$include" "cli/byte_size.h: #include $include ("
 done
 include_refused cli/commands/edit.cpp '"engine/planner.h"' \
@@ -128,8 +128,8 @@ include_refused desktop_app/src/document.h '"paint_test_support.h"' \
 include_refused plugins/host/plugin_paths.h '"serve/engine.h"' 'plugins/host/plugin_paths.h: #include "serve/engine.h" (plugins/host/ may use only the public API'
 include_refused plugins/filters/support/filter_support.h '<ATen/ATen.h>' \
   'plugins/filters/support/filter_support.h: #include <ATen/ATen.h> (plugins/filters/ may use only the public API <flashps/...>, standard headers, its own files and the libraries: none)'
-include_refused plugins/gimp/gimp_fill.h '"core/error.h"' 'plugins/gimp/gimp_fill.h: #include "core/error.h" (plugins/gimp/ may use only the public API'
-include_refused sdk/include/flashps/mask.h '"core/error.h"' 'sdk/include/flashps/mask.h: #include "core/error.h" (sdk/include/ may use only the public API'
+include_refused plugins/gimp/gimp_fill.h '"core/diagnostics/error.h"' 'plugins/gimp/gimp_fill.h: #include "core/diagnostics/error.h" (plugins/gimp/ may use only the public API'
+include_refused sdk/include/flashps/mask.h '"core/diagnostics/error.h"' 'sdk/include/flashps/mask.h: #include "core/diagnostics/error.h" (sdk/include/ may use only the public API'
 include_refused plugins/extra/a.c '<flashps/plugin.h>' 'plugins/extra/: a folder with no place in the layering'
 mv "$tree/plugins/gimp" "$work/gimp"
 expect_refused "a front end's folder gone" 'plugins/gimp/: a front end in sdk/layering.cmake that is not there'

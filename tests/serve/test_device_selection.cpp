@@ -3,9 +3,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "engine/capture.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "serve/device_selection.h"
 #include "serve/engine.h"
 #include "serve/engine_device.h"

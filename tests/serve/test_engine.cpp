@@ -8,8 +8,8 @@
 #include <random>
 #include <thread>
 
-#include "core/error.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "core/diagnostics/error.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "serve/engine.h"
 #include "serve/engine_device.h"
 #include "serve_tools/simulator.h"

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "serve/engine.h"
 #include "serve/engine_device.h"
 #include "support/tiny_pipeline.h"

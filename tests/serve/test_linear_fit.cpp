@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "serve/linear_fit.h"
 
 using namespace flashps::serve;

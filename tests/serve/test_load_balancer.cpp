@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "serve/load_balancer.h"
 
 using namespace flashps::serve;

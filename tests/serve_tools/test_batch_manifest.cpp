@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "serve_tools/batch_manifest.h"
 
 using namespace flashps;

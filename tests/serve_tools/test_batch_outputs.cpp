@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "serve_tools/batch_outputs.h"
 #include "support/tiny_pipeline.h"
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "serve/engine_device.h"
 #include "serve_tools/batch_runner.h"
 #include "support/tiny_pipeline.h"

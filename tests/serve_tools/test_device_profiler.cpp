@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "pipeline/family_registry.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "serve_tools/device_profiler.h"
 #include "support/fixtures.h"
 #include "support/tiny_pipeline.h"

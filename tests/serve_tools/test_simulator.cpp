@@ -3,7 +3,7 @@
 #include <iterator>
 #include <cmath>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "serve_tools/latency_summary.h"
 #include "serve_tools/simulator.h"
 #include "support/temp_dir.h"

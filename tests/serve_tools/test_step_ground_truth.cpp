@@ -5,7 +5,7 @@
 #include <fstream>
 #include <functional>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "serve_tools/simulator.h"
 #include "serve_tools/step_ground_truth.h"
 #include "support/temp_dir.h"

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/image.h"
+#include "core/image/image.h"
 
 namespace flashps::test {
 

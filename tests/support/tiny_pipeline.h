@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/image.h"
-#include "models/random_model.h"
+#include "core/image/image.h"
+#include "models/random/random_model.h"
 #include "pipeline/edit_types.h"
 #include "support/temp_dir.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/json_file.h"
-#include "core/tensor_io.h"
-#include "models/random_text_encoders.h"
+#include "core/files/json_file.h"
+#include "core/files/tensor_io.h"
+#include "models/random/random_text_encoders.h"
 #include "support/temp_dir.h"
 
 namespace flashps::test {

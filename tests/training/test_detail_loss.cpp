@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "training/detail_loss.h"
 
 using namespace flashps;

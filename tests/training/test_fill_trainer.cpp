@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "core/tensor_io.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "core/files/tensor_io.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "support/temp_dir.h"
 #include "training/fill_trainer.h"
 #include "support/source_dir.h"

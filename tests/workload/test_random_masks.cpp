@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "support/temp_dir.h"
 #include "workload/mask_ratio_trace.h"
 #include "workload/random_masks.h"

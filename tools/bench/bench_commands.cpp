@@ -15,8 +15,8 @@
 #include "bench/text_benchmark.h"
 #include "bench/http_benchmark.h"
 #include "cache/activation_store.h"
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "developer_commands.h"
 #include "workload/mask_ratio_trace.h"
 

@@ -7,7 +7,7 @@
 
 #include "developer_commands.h"
 #include "dev/fixture_set.h"
-#include "models/random_model.h"
+#include "models/random/random_model.h"
 
 namespace flashps::bench_tool {
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "core/progress.h"
+#include "core/diagnostics/progress.h"
 
 namespace flashps::bench_tool {
 

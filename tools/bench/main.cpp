@@ -4,7 +4,7 @@
 #include <string>
 
 #include "app/default_model.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "developer_commands.h"
 #include "runtime_setup.h"
 #include "terminal_progress.h"

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "core/error.h"
-#include "core/runtime.h"
+#include "core/diagnostics/error.h"
+#include "core/runtime/runtime.h"
 #include "training/fill_trainer.h"
 #include "workload/mask_ratio_trace.h"
 

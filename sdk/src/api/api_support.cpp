@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <new>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "serve/engine.h"
 
 namespace flashps::api {

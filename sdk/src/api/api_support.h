@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "core/image.h"
+#include "core/image/image.h"
 #include "flashps/common.h"
 
 namespace flashps::api {
 
 // Runs body; maps exceptions to statuses and records the message for flashps_last_error():
-// Cancelled -> CANCELLED, std::bad_alloc -> OUT_OF_MEMORY, the typed errors of core/error.h to
+// Cancelled -> CANCELLED, std::bad_alloc -> OUT_OF_MEMORY, the typed errors of core/diagnostics/error.h to
 // their codes, filesystem errors -> IO_ERROR, other std::exception -> ERROR. Clears the last
 // error on success.
 flashps_status guarded(const std::function<void()>& body);

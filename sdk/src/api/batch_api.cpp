@@ -7,7 +7,7 @@
 #include "api/abi_layout.h"
 #include "api/api_support.h"
 #include "api/engine_handle.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "flashps/engine.h"
 #include "serve_tools/batch_manifest.h"
 #include "serve_tools/batch_runner.h"

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "pipeline/edit_rules.h"
 
 namespace flashps::api {

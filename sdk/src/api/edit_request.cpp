@@ -3,8 +3,8 @@
 #include <cstddef>
 
 #include "api/api_support.h"
-#include "core/error.h"
-#include "core/image.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
 
 namespace flashps::api {
 

@@ -18,7 +18,7 @@
 #include "api/handles.h"
 #include "api/serving_names.h"
 #include "cache/activation_store.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "api/model_loading.h"
 #include "pipeline/family_registry.h"
 #include "serve/batching.h"

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "api/api_support.h"
-#include "core/error.h"
-#include "core/image.h"
-#include "core/image_encode.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
+#include "core/image/image_encode.h"
 #include "flashps/flashps.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// flashps/mask.h over flashps::edit (edit/mask_painting.h) and core/mask_ops.h. Painting works in
+// flashps/mask.h over flashps::edit (edit/mask_painting.h) and core/mask/mask_ops.h. Painting works in
 // place on the caller's pixels (edit::MaskView): a stroke sample costs the pixels under its dabs,
 // never a copy of the mask.
 #include "flashps/mask.h"
@@ -10,8 +10,8 @@
 
 #include "api/abi_layout.h"
 #include "api/api_support.h"
-#include "core/error.h"
-#include "core/mask_ops.h"
+#include "core/diagnostics/error.h"
+#include "core/mask/mask_ops.h"
 #include "edit/mask_painting.h"
 #include "pipeline/prepared_mask.h"
 

@@ -8,7 +8,7 @@
 #include "api/handles.h"
 #include "api/model_loading.h"
 #include "app/default_model.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "flashps/flashps.h"
 #include "pipeline/family_registry.h"
 #include "serve/device_selection.h"

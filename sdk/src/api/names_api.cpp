@@ -7,7 +7,7 @@
 #include "api/api_support.h"
 #include "api/edit_request.h"
 #include "api/serving_names.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "engine/cache_mode.h"
 #include "flashps/engine.h"
 

@@ -6,8 +6,8 @@
 
 #include "api/abi_layout.h"
 #include "api/api_support.h"
-#include "core/log.h"
-#include "core/runtime.h"
+#include "core/diagnostics/log.h"
+#include "core/runtime/runtime.h"
 #include "flashps/flashps.h"
 
 #ifndef FLASHPS_VERSION_STRING

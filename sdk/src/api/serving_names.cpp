@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::api {
 

@@ -7,7 +7,7 @@
 #include "api/api_support.h"
 #include "api/handles.h"
 #include "cache/activation_store.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "flashps/flashps.h"
 
 namespace flashps::api {

@@ -8,8 +8,8 @@
 #include <mutex>
 
 #include "cache/activation_store.h"
-#include "core/log.h"
-#include "models/random_model.h"
+#include "core/diagnostics/log.h"
+#include "models/random/random_model.h"
 
 namespace flashps::app {
 namespace fs = std::filesystem;

@@ -25,7 +25,7 @@ std::vector<std::string> bundled_model_dirs();
 // folders of the bundled model itself) that holds it; else the random-weight stand-in.
 ModelChoice choose_model(const std::string& model_option, const std::vector<std::string>& bundled_model_dirs);
 
-// choose_model("", candidates) with its notes logged as warnings (core/log.h).
+// choose_model("", candidates) with its notes logged as warnings (core/diagnostics/log.h).
 ModelChoice choose_default_model(const std::vector<std::string>& candidates);
 
 // choose_default_model(bundled_model_dirs()), decided once per process (a failure is retried on

@@ -2,9 +2,9 @@
 
 #include <array>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "pipeline/image_tensors.h"
-#include "pipeline/pyramid_fill.h"
+#include "classical/pyramid_fill.h"
 
 #ifdef FLASHPS_HAVE_OPENCV
 #include <opencv2/core.hpp>

@@ -2,7 +2,7 @@
 // the pyramid (push-pull) fill, and Telea's fast marching method (OpenCV's cv::inpaint, when
 // built with OpenCV).
 #pragma once
-#include "core/image.h"
+#include "core/image/image.h"
 
 namespace flashps::bench {
 
@@ -10,7 +10,7 @@ namespace flashps::bench {
 // of the unmasked ones.
 Image mean_colour_fill(const Image& image, const Image& mask);
 
-// pipeline/pyramid_fill.h on 8-bit images.
+// classical/pyramid_fill.h on 8-bit images.
 Image pyramid_inpaint(const Image& image, const Image& mask);
 
 bool telea_available();

@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "bench/bench_support.h"
-#include "core/dnnl_matmul.h"
-#include "core/image_metrics.h"
-#include "core/phase_profile.h"
-#include "core/runtime.h"
+#include "core/kernels/dnnl_matmul.h"
+#include "core/metrics/image_metrics.h"
+#include "core/diagnostics/phase_profile.h"
+#include "core/runtime/runtime.h"
 #include "engine/capture_router.h"
 #include "engine/cost_model.h"
 #include "engine/planner.h"
@@ -21,8 +21,8 @@
 #include "models/flux/flux_block_work.h"
 #include "models/flux/flux_transformer.h"
 #include "models/common/layers.h"
-#include "models/random_weights.h"
-#include "pipeline/flux_packing.h"
+#include "models/random/random_weights.h"
+#include "pipeline/flux/flux_packing.h"
 #include "serve/device_selection.h"
 
 namespace flashps::bench {
@@ -307,7 +307,7 @@ EditBenchmarkReport run_edit_benchmark(const EditBenchmarkOptions& options) {
           const double gathered = replay(mask, kind, use_cache, work, steps, unused, engine::KvAccess::gathered);
           report.extra["kv_access_seconds"][dtype_name].push_back(
               {{"mask_ratio", ratio}, {"automatic", seconds}, {"in_place", in_place}, {"gathered", gathered}});
-          if (dtype_name == "bf16") {  // and without oneDNN's bf16 products (core/dnnl_matmul.h)
+          if (dtype_name == "bf16") {  // and without oneDNN's bf16 products (core/kernels/dnnl_matmul.h)
             set_dnnl_bf16_linear_enabled(false);
             const double libtorch = replay(mask, kind, use_cache, work, steps, unused);
             set_dnnl_bf16_linear_enabled(true);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/progress.h"
+#include "core/diagnostics/progress.h"
 #include "models/flux/flux_config.h"
 
 namespace flashps::bench {
@@ -23,7 +23,7 @@ struct EditBenchmarkOptions {
   bool compare_allocator = true; // also time one full step with glibc's default malloc settings
   uint64_t seed = 0;
   std::string device = "cpu";    // "cpu", "cuda:0", ... (the model, inputs and replays live there)
-  // Also runs every row once more with the phase profiler on (core/phase_profile.h) and
+  // Also runs every row once more with the phase profiler on (core/diagnostics/phase_profile.h) and
   // reports where each step's time goes, phase by phase (extra["phase_profile"]).
   bool phase_profile = false;
   ProgressCallback progress;

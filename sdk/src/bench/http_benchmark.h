@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/progress.h"
+#include "core/diagnostics/progress.h"
 
 namespace flashps::bench {
 

@@ -15,8 +15,8 @@
 #include <random>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/mask_ops.h"
+#include "core/diagnostics/error.h"
+#include "core/mask/mask_ops.h"
 #include "pipeline/family_registry.h"
 #include "workload/random_masks.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/progress.h"
+#include "core/diagnostics/progress.h"
 
 namespace flashps::bench {
 

@@ -11,10 +11,10 @@
 #include <sstream>
 
 #include "bench/classical_inpaint.h"
-#include "core/error.h"
-#include "core/image_metrics.h"
-#include "core/thread_clock.h"
-#include "pipeline/flux_inpaint_pipeline.h"
+#include "core/diagnostics/error.h"
+#include "core/metrics/image_metrics.h"
+#include "core/runtime/thread_clock.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
 #include "pipeline/image_tensors.h"
 #include "training/photo_set.h"
 #include "workload/mask_ratio_trace.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/progress.h"
+#include "core/diagnostics/progress.h"
 
 namespace flashps::bench {
 
@@ -28,7 +28,7 @@ struct QualityRow {
   double psnr = 0, ssim = 0;  // masked region, averaged over crops
   double block_step_ratio = 0;  // masked region: steps across token borders / inside tokens (photos ~1; NaN: flat)
   // Masked region: fine detail of the fill / that of the ground truth, summed over crops
-  // (core/image_metrics.h detail_energy). 1: as textured as the photo; 0: flat; above 1: noisier.
+  // (core/metrics/image_metrics.h detail_energy). 1: as textured as the photo; 0: flat; above 1: noisier.
   double detail_ratio = 0;
   double seconds = 0;         // total time of this method over all crops
 };

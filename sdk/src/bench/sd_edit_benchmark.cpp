@@ -9,18 +9,18 @@
 #include <sstream>
 
 #include "bench/bench_support.h"
-#include "core/dnnl_matmul.h"
-#include "core/error.h"
-#include "core/image.h"
-#include "core/image_metrics.h"
-#include "core/phase_profile.h"
-#include "core/runtime.h"
+#include "core/kernels/dnnl_matmul.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
+#include "core/metrics/image_metrics.h"
+#include "core/diagnostics/phase_profile.h"
+#include "core/runtime/runtime.h"
 #include "engine/capture_router.h"
 #include "engine/planner.h"
 #include "engine/replay_router.h"
 #include "models/common/image_layers.h"
 #include "models/common/layers.h"
-#include "models/random_weights.h"
+#include "models/random/random_weights.h"
 #include "models/unet/resnet_tiles.h"
 #include "models/unet/unet_block_work.h"
 #include "models/unet/unet_model.h"
@@ -222,7 +222,7 @@ SDEditBenchmarkReport run_sd_edit_benchmark(const SDEditBenchmarkOptions& option
     LoopTimes full;
     const double full_seconds = fastest_of(1, [&] { full = denoise(model, work, nullptr); });
     report.rows.push_back({"full", 1.0, dtype_name, full_seconds, full.transformer_seconds, 1, 1, 0, 0, 0, 0});
-    if (dtype_name == "bf16") {  // side by side: without oneDNN's bf16 products (core/dnnl_matmul.h)
+    if (dtype_name == "bf16") {  // side by side: without oneDNN's bf16 products (core/kernels/dnnl_matmul.h)
       set_dnnl_bf16_linear_enabled(false);
       LoopTimes without;
       const double seconds = fastest_of(1, [&] { without = denoise(model, work, nullptr); });

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/progress.h"
+#include "core/diagnostics/progress.h"
 #include "models/unet/unet_config.h"
 
 namespace flashps::bench {

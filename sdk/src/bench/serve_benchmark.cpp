@@ -10,8 +10,8 @@
 #include <sstream>
 #include <thread>
 
-#include "core/error.h"
-#include "core/image.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
 #include "pipeline/family_registry.h"
 #include "serve/batch_size.h"
 #include "serve/device_selection.h"

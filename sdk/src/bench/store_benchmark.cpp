@@ -11,7 +11,7 @@
 
 #include "cache/activation_store.h"
 #include "cache/host_tier.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "workload/random_masks.h"
 
 namespace flashps::bench {

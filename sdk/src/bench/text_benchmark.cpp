@@ -12,10 +12,10 @@
 #include <string>
 
 #include "bench/bench_support.h"
-#include "core/error.h"
-#include "core/json_file.h"
-#include "core/linear.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "core/kernels/linear.h"
+#include "core/files/tensor_io.h"
 #include "models/t5/t5_encoder_model.h"
 
 namespace flashps::bench {

@@ -11,8 +11,8 @@
 
 #include "cache/store_index.h"
 #include "cache/store_state.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "core/diagnostics/error.h"
+#include "core/diagnostics/log.h"
 
 namespace flashps::cache {
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/progress.h"
+#include "core/diagnostics/progress.h"
 #include "engine/capture.h"
 
 namespace flashps::cache {

@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "cache/fault_points.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::cache {
 namespace {

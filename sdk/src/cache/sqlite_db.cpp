@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::cache {
 

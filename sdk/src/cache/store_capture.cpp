@@ -5,8 +5,8 @@
 #include <chrono>
 
 #include "cache/store_state.h"
-#include "core/error.h"
-#include "core/row_gather.h"
+#include "core/diagnostics/error.h"
+#include "core/kernels/row_gather.h"
 
 namespace flashps::cache {
 

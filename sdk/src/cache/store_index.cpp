@@ -14,7 +14,7 @@
 
 #include "cache/segment_file.h"
 #include "cache/store_schema.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::cache {
 namespace {

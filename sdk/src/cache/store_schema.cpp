@@ -1,6 +1,6 @@
 #include "cache/store_schema.h"
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::cache {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "cache/fault_points.h"
 #include "cache/store_state.h"
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::cache {
 namespace {

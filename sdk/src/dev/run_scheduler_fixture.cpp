@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "core/files/tensor_io.h"
 #include "dev/fixture_runners.h"
 #include "schedulers/flow_match_euler_discrete.h"
 

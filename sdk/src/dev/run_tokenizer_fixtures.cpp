@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "dev/fixture_runners.h"
 #include "models/clip/clip_tokenizer.h"
 #include "models/t5/t5_tokenizer.h"

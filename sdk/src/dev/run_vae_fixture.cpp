@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "dev/fixture_runners.h"
 #include "models/vae/autoencoder_kl.h"
 

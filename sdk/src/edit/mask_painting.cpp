@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::edit {
 namespace {

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/image.h"
-#include "core/mask_ops.h"
+#include "core/image/image.h"
+#include "core/mask/mask_ops.h"
 
 namespace flashps::edit {
 

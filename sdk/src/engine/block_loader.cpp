@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/error.h"
-#include "core/thread_clock.h"
+#include "core/diagnostics/error.h"
+#include "core/runtime/thread_clock.h"
 
 #ifdef FLASHPS_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>

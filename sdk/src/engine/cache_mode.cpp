@@ -1,6 +1,6 @@
 #include "engine/cache_mode.h"
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::engine {
 

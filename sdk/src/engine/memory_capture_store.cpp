@@ -1,7 +1,7 @@
 #include <ATen/ATen.h>
 
-#include "core/error.h"
-#include "core/row_gather.h"
+#include "core/diagnostics/error.h"
+#include "core/kernels/row_gather.h"
 #include "engine/capture.h"
 
 namespace flashps::engine {

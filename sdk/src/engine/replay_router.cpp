@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::engine {
 

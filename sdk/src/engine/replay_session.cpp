@@ -1,6 +1,6 @@
 #include "engine/replay_session.h"
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "engine/planner.h"
 #include "engine/template_mask.h"
 

@@ -1,6 +1,6 @@
 #include "pipeline/default_steps.h"
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "pipeline/edit_rules.h"
 
 namespace flashps {

@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "core/image.h"
+#include "core/image/image.h"
 
 namespace flashps::rules {
 

@@ -2,8 +2,8 @@
 
 #include <ATen/ATen.h>
 
-#include "core/error.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/tensor_io.h"
 
 namespace flashps {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/image.h"
-#include "core/progress.h"
+#include "core/image/image.h"
+#include "core/diagnostics/progress.h"
 #include "engine/cache_mode.h"
 
 namespace flashps {
@@ -45,7 +45,7 @@ struct EditRequest {
   int mask_feather_pixels = 0;
   int token_dilation = 0;  // extra ring of recomputed tokens around the mask
   // Replace the fill's fine detail by detail copied from the surroundings
-  // (pipeline/texture_transfer.h); unset: as the model's folder recommends.
+  // (classical/texture_transfer.h); unset: as the model's folder recommends.
   std::optional<bool> texture_transfer;
   // Images larger than this (pixels per side) are edited through a window around the mask,
   // downscaled to this size when the window is larger, then pasted back: small models only see

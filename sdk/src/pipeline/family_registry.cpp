@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <mutex>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "pipeline/flux_family.h"
-#include "pipeline/sd_family.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "pipeline/flux/flux_family.h"
+#include "pipeline/stable_diffusion/sd_family.h"
 
 namespace flashps {
 namespace fs = std::filesystem;
@@ -16,8 +16,8 @@ namespace {
 // One line per family. Order matters only when two families could accept the same model.
 std::vector<FamilyEntry> built_in_families() {
   return {
-      flux_family(),              // pipeline/flux_family.cpp
-      stable_diffusion_family(),  // pipeline/sd_family.cpp
+      flux_family(),              // pipeline/flux/flux_family.cpp
+      stable_diffusion_family(),  // pipeline/stable_diffusion/sd_family.cpp
   };
 }
 

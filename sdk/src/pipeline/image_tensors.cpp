@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "core/error.h"
-#include "core/mask_ops.h"
+#include "core/diagnostics/error.h"
+#include "core/mask/mask_ops.h"
 
 namespace flashps {
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <ATen/Tensor.h>
 
-#include "core/image.h"
+#include "core/image/image.h"
 
 namespace flashps {
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/error.h"
-#include "core/mask_ops.h"
-#include "core/thread_clock.h"
+#include "core/diagnostics/error.h"
+#include "core/mask/mask_ops.h"
+#include "core/runtime/thread_clock.h"
 #include "pipeline/edit_replay.h"
 #include "pipeline/image_tensors.h"
 #include "pipeline/inpaint_loop.h"

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <optional>
 
-#include "core/error.h"
-#include "core/thread_clock.h"
+#include "core/diagnostics/error.h"
+#include "core/runtime/thread_clock.h"
 #include "pipeline/edit_replay.h"
 #include "pipeline/inpaint_loop.h"
 #include "schedulers/flow_match_euler_discrete.h"

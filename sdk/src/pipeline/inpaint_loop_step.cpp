@@ -5,8 +5,8 @@
 
 #include <chrono>
 
-#include "core/error.h"
-#include "core/thread_clock.h"
+#include "core/diagnostics/error.h"
+#include "core/runtime/thread_clock.h"
 #include "pipeline/inpaint_loop.h"
 
 namespace flashps {

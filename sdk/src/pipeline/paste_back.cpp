@@ -1,7 +1,7 @@
 #include "pipeline/paste_back.h"
 
-#include "core/mask_ops.h"
-#include "pipeline/texture_transfer.h"
+#include "core/mask/mask_ops.h"
+#include "classical/texture_transfer.h"
 
 namespace flashps {
 

@@ -4,14 +4,14 @@
 #pragma once
 #include <cstdint>
 
-#include "core/image.h"
+#include "core/image/image.h"
 #include "pipeline/edit_types.h"
 #include "pipeline/prepared_image.h"
 
 namespace flashps {
 
 struct PasteBackOptions {
-  bool texture_transfer = false;  // pipeline/texture_transfer.h
+  bool texture_transfer = false;  // classical/texture_transfer.h
   int64_t token_pixels = 1;       // pixels per model token: texture transfer's patch scale
 };
 

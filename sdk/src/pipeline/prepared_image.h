@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/image.h"
+#include "core/image/image.h"
 #include "pipeline/prepared_mask.h"
 
 namespace flashps {

@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "core/mask_ops.h"
+#include "core/mask/mask_ops.h"
 #include "pipeline/image_tensors.h"
 
 namespace flashps {

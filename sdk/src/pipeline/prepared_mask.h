@@ -1,4 +1,4 @@
-// An edit's mask, interpreted once. The SDK's one rule (core/mask_ops.h: mask_values >= 128,
+// An edit's mask, interpreted once. The SDK's one rule (core/mask/mask_ops.h: mask_values >= 128,
 // luma and alpha as documented there) binarises the request's mask at the image's size, and
 // every form an edit needs is derived from that binary mask here, so estimation, replay,
 // conditioning, latent blending, texture transfer and compositing all read the same pixels.
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/image.h"
+#include "core/image/image.h"
 #include "engine/token_mask.h"
 #include "pipeline/edit_types.h"
 
@@ -28,7 +28,7 @@ struct PreparedMask {
   double ratio() const { return tokens.ratio(); }
 };
 
-// A mask image's values (core/mask_ops.h mask_values) at width x height: resized (nearest) first
+// A mask image's values (core/mask/mask_ops.h mask_values) at width x height: resized (nearest) first
 // when its size differs, so the alpha-only test sees the pixels the edit keeps. What
 // flashps_mask_for_image returns; edit_mask_at regenerates where it is >= 128.
 Image mask_values_at(const Image& mask, int width, int height);

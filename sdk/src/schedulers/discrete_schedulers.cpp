@@ -5,7 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "schedulers/discrete_schedulers.h"
 #include "schedulers/flow_match_euler_discrete.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::serve {
 namespace {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "engine/planner.h"
 
 namespace flashps::serve {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::serve {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "pipeline/edit_job.h"
 #include "serve/batching.h"
 #include "serve/device_profile.h"

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/log.h"
+#include "core/diagnostics/log.h"
 #include "serve/batch_size.h"
 
 namespace flashps::serve {

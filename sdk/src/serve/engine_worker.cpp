@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <mutex>
 
-#include "core/log.h"
-#include "core/thread_clock.h"
-#include "core/thread_priority.h"
+#include "core/diagnostics/log.h"
+#include "core/runtime/thread_clock.h"
+#include "core/runtime/thread_priority.h"
 
 namespace flashps::serve {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::serve {
 

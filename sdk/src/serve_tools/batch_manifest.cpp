@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "engine/cache_mode.h"
 #include "pipeline/edit_rules.h"
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <set>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::serve {
 namespace {

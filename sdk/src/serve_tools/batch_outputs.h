@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/image.h"
+#include "core/image/image.h"
 
 namespace flashps::serve {
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/image.h"
-#include "core/json_file.h"
+#include "core/image/image.h"
+#include "core/files/json_file.h"
 #include "serve_tools/batch_outputs.h"
 
 namespace flashps::serve {

@@ -11,8 +11,8 @@
 #include <random>
 #include <thread>
 
-#include "core/error.h"
-#include "core/thread_clock.h"
+#include "core/diagnostics/error.h"
+#include "core/runtime/thread_clock.h"
 #include "serve/engine_device.h"
 #include "workload/random_masks.h"
 

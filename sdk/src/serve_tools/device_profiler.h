@@ -10,7 +10,7 @@
 #pragma once
 #include <vector>
 
-#include "core/progress.h"
+#include "core/diagnostics/progress.h"
 #include "pipeline/inpaint_model.h"
 #include "serve/device_profile.h"
 

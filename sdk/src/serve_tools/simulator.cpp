@@ -5,7 +5,7 @@
 #include <queue>
 #include <tuple>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "serve/batch_size.h"
 
 namespace flashps::serve {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <tuple>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::serve {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "workload/mask_ratio_trace.h"
 
 namespace flashps::serve {

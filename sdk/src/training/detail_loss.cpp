@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::training {
 

@@ -28,7 +28,7 @@ struct FillModelSpec {
   // grain), while predicting x0 needs no such copy (cf. Li & He 2025, "Back to Basics").
   std::string prediction_type = "sample";
   // What the masked pixels of the conditioning image hold: "neutral" (mid-grey, as FLUX.1-Fill)
-  // or "pyramid" (pipeline/fill_conditioning.h); the pipeline reads it from model_index.json.
+  // or "pyramid" (pipeline/flux/fill_conditioning.h); the pipeline reads it from model_index.json.
   std::string masked_image_fill = "neutral";
 
   nlohmann::json to_json() const;

@@ -14,12 +14,12 @@
 #include <random>
 #include <regex>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "core/files/tensor_io.h"
 #include "models/flux/flux_transformer.h"
-#include "pipeline/fill_conditioning.h"
-#include "pipeline/flux_packing.h"
+#include "pipeline/flux/fill_conditioning.h"
+#include "pipeline/flux/flux_packing.h"
 #include "schedulers/flow_match_euler_discrete.h"
 #include "training/detail_loss.h"
 #include "training/photo_set.h"

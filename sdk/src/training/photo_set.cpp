@@ -7,9 +7,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/content_hash.h"
-#include "core/error.h"
-#include "core/image.h"
+#include "core/files/content_hash.h"
+#include "core/diagnostics/error.h"
+#include "core/image/image.h"
 
 namespace flashps::training {
 namespace {

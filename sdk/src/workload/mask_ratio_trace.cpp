@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::workload {
 

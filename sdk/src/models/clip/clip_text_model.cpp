@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "core/safetensors.h"
-#include "models/config_checks.h"
-#include "models/weights.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "core/files/safetensors.h"
+#include "models/loading/config_checks.h"
+#include "models/loading/weights.h"
 
 namespace flashps {
 namespace {

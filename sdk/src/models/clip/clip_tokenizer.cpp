@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 
 namespace flashps {
 namespace {

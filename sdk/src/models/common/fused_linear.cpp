@@ -2,8 +2,8 @@
 
 #include <ATen/ATen.h>
 
-#include "core/autograd_mode.h"
-#include "core/linear.h"
+#include "core/kernels/autograd_mode.h"
+#include "core/kernels/linear.h"
 
 namespace flashps {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "core/group_norm_kernel.h"
-#include "core/phase_profile.h"
+#include "core/kernels/group_norm_kernel.h"
+#include "core/diagnostics/phase_profile.h"
 
 namespace flashps {
 
@@ -46,7 +46,7 @@ at::Tensor GroupNormLayer::forward_silu(const at::Tensor& input) const { return 
 at::Tensor GroupNormLayer::normalize(const at::Tensor& input, bool silu) const {
   PhaseTimer timer(Phase::group_norm);
   // LibTorch's CPU kernel loses the statistics of bf16 and channels-last input
-  // (core/group_norm_kernel.h); ours also fuses the SiLU that follows most norms.
+  // (core/kernels/group_norm_kernel.h); ours also fuses the SiLU that follows most norms.
   if (group_norm_kernel_applies(input)) return group_norm_cpu(input, num_groups_, weight_, bias_, eps_, silu);
   // Elsewhere (GPUs, autograd): statistics in at least float32.
   const at::ScalarType dtype = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;

@@ -2,8 +2,8 @@
 
 #include <ATen/ATen.h>
 
-#include "core/fast_kernels.h"
-#include "core/linear.h"
+#include "core/kernels/fast_kernels.h"
+#include "core/kernels/linear.h"
 
 namespace flashps {
 

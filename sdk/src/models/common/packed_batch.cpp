@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "core/attention.h"
+#include "core/kernels/attention.h"
 
 namespace flashps {
 

@@ -45,7 +45,7 @@ BlockQueryPlan plan_block_queries(const PackedBatch& batch,
 // Joint text+image attention, per request: queries are the request's text rows and its query
 // image rows; keys/values its text rows, all its carried image rows and any extra cached rows.
 // Returns {text output [Nt, width], image output [Nq, width]}. bf16_products: the model's
-// weights are bf16, and attention's products run in bf16 too (core/attention.h).
+// weights are bf16, and attention's products run in bf16 too (core/kernels/attention.h).
 std::pair<at::Tensor, at::Tensor> packed_joint_attention(
     const PackedBatch& batch, const BlockQueryPlan& plan,
     const std::vector<engine::BlockTokens>& tokens, const at::Tensor& q_text,

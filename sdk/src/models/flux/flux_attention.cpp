@@ -1,7 +1,7 @@
 #include <ATen/ATen.h>
 
-#include "core/autograd_mode.h"
-#include "core/fast_kernels.h"
+#include "core/kernels/autograd_mode.h"
+#include "core/kernels/fast_kernels.h"
 #include "models/flux/flux_blocks.h"
 
 namespace flashps {

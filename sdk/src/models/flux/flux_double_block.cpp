@@ -1,6 +1,6 @@
 #include <ATen/ATen.h>
 
-#include "core/phase_profile.h"
+#include "core/diagnostics/phase_profile.h"
 #include "models/flux/flux_blocks.h"
 
 namespace flashps {

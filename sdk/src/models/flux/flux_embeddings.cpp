@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "core/fast_kernels.h"
+#include "core/kernels/fast_kernels.h"
 
 namespace flashps {
 

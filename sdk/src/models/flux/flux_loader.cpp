@@ -1,9 +1,9 @@
 #include <nlohmann/json.hpp>
 
-#include "models/config_checks.h"
+#include "models/loading/config_checks.h"
 #include "models/flux/flux_transformer.h"
-#include "models/model_files.h"
-#include "models/weights.h"
+#include "models/loading/model_files.h"
+#include "models/loading/weights.h"
 
 namespace flashps {
 namespace {

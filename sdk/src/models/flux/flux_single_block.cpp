@@ -1,7 +1,7 @@
 #include <ATen/ATen.h>
 
-#include "core/linear.h"
-#include "core/phase_profile.h"
+#include "core/kernels/linear.h"
+#include "core/diagnostics/phase_profile.h"
 #include "models/flux/flux_blocks.h"
 
 namespace flashps {

@@ -6,11 +6,11 @@
 #include <chrono>
 #include <optional>
 
-#include "core/error.h"
-#include "core/linear.h"
-#include "core/phase_profile.h"
-#include "core/row_packing.h"
-#include "core/thread_clock.h"
+#include "core/diagnostics/error.h"
+#include "core/kernels/linear.h"
+#include "core/diagnostics/phase_profile.h"
+#include "core/kernels/row_packing.h"
+#include "core/runtime/thread_clock.h"
 
 namespace flashps {
 namespace {
@@ -88,7 +88,7 @@ std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxReque
   const auto packing_start = std::chrono::steady_clock::now();
   const double packing_cpu_start = thread_cpu_seconds();
   // Activations are float32 whatever the weights' dtype: bfloat16 weights run their matrix
-  // products in bfloat16 (core/linear.h), everything element-wise stays float32.
+  // products in bfloat16 (core/kernels/linear.h), everything element-wise stays float32.
   const auto dtype = at::kFloat;
   const auto device = proj_out->weight.device();
   std::vector<std::pair<int64_t, int64_t>> counts;

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::sentencepiece {
 namespace {

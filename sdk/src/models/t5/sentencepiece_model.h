@@ -49,7 +49,7 @@ struct ModelProto {
 ModelProto parse_model_proto(std::string_view bytes, const std::string& source_name);
 
 // Serializes a ModelProto as SentencePiece writes spiece.model (the fields above only), for
-// random-weight model folders (models/random_text_encoders.h) and tests.
+// random-weight model folders (models/random/random_text_encoders.h) and tests.
 std::string serialize_model_proto(const ModelProto& model);
 
 }  // namespace flashps::sentencepiece

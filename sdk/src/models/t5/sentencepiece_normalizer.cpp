@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps::sentencepiece {
 namespace {

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "models/config_checks.h"
+#include "core/diagnostics/error.h"
+#include "models/loading/config_checks.h"
 
 namespace flashps {
 

@@ -8,11 +8,11 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/safetensors.h"
-#include "models/config_checks.h"
-#include "models/model_files.h"
-#include "models/weights.h"
+#include "core/diagnostics/error.h"
+#include "core/files/safetensors.h"
+#include "models/loading/config_checks.h"
+#include "models/loading/model_files.h"
+#include "models/loading/weights.h"
 
 namespace flashps {
 namespace {

@@ -26,7 +26,7 @@ class T5EncoderModelImpl : public torch::nn::Module {
   explicit T5EncoderModelImpl(T5Config config, T5EmbeddingKey embedding_key = T5EmbeddingKey::shared);
   // input_ids [B, L]; attention_mask [B, L] (1 = attend, 0 = ignore) or undefined: FluxPipeline
   // passes none, so padding is attended to. Returns last_hidden_state [B, L, d_model], float32
-  // (bfloat16 weights multiply float32 activations, see core/linear.h). InvalidArgumentError for
+  // (bfloat16 weights multiply float32 activations, see core/kernels/linear.h). InvalidArgumentError for
   // ids outside the vocabulary, a mask of another shape, or a length outside 1..kMaxSequenceLength.
   at::Tensor forward(const at::Tensor& input_ids, const at::Tensor& attention_mask = {}) const;
   const T5Config& config() const { return config_; }

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "models/t5/sentencepiece_model.h"
 #include "models/t5/sentencepiece_normalizer.h"
 #include "models/t5/spiece_model_check.h"

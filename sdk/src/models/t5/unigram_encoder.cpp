@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 #include "models/t5/sentencepiece_normalizer.h"
 
 namespace flashps::sentencepiece {

@@ -7,8 +7,8 @@
 #include <set>
 #include <tuple>
 
-#include "core/attention.h"
-#include "core/error.h"
+#include "core/kernels/attention.h"
+#include "core/diagnostics/error.h"
 #include "models/unet/resnet_tiles.h"
 
 namespace flashps::unet {

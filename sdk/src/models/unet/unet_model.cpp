@@ -7,13 +7,13 @@
 #include <chrono>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "core/safetensors.h"
-#include "models/config_checks.h"
-#include "models/model_files.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "core/files/safetensors.h"
+#include "models/loading/config_checks.h"
+#include "models/loading/model_files.h"
 #include "models/unet/unet_block_work.h"
-#include "models/weights.h"
+#include "models/loading/weights.h"
 
 namespace flashps {
 namespace {

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/safetensors.h"
-#include "models/config_checks.h"
+#include "core/diagnostics/error.h"
+#include "core/files/safetensors.h"
+#include "models/loading/config_checks.h"
 #include "models/vae/vae_encoder.h"
-#include "models/weights.h"
+#include "models/loading/weights.h"
 
 namespace flashps {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "models/config_checks.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "models/loading/config_checks.h"
 
 namespace flashps {
 namespace {

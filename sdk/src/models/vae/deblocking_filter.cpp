@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps {
 namespace {

@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
 #include "models/vae/autoencoder_kl.h"
 #include "models/vae/patch_autoencoder.h"
 

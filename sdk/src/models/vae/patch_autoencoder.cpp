@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/json_file.h"
-#include "core/tensor_io.h"
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "core/files/tensor_io.h"
 
 namespace flashps {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/error.h"
+#include "core/diagnostics/error.h"
 
 namespace flashps {
 namespace {

@@ -10,7 +10,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/progress.h"
+#include "core/diagnostics/progress.h"
 
 namespace flashps {
 

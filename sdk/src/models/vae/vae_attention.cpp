@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/linear.h"
+#include "core/kernels/linear.h"
 #include "models/vae/vae_blocks.h"
 
 namespace flashps::vae {
@@ -33,7 +33,7 @@ at::Tensor SpatialSelfAttention::forward(const at::Tensor& input) const {
   const int64_t tokens = height * width;
 
   // Token-major [B, HW, C] so every product is a plain gemm (oneDNN for float32 via
-  // core/linear.h). For channels-last activations (the VAE's layout) this is a free view; q, k
+  // core/kernels/linear.h). For channels-last activations (the VAE's layout) this is a free view; q, k
   // and v come from one gemm with the three weights stacked.
   at::Tensor normed =
       group_norm_->forward(input).reshape({batch, channels, tokens}).transpose(1, 2).contiguous();

@@ -1,0 +1,27 @@
+// Locating a diffusers component's files: config.json and its safetensors weights, either one
+// file or shards listed in "<base>.safetensors.index.json".
+#pragma once
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "core/files/safetensors.h"
+
+namespace flashps {
+
+// Reads <dir>/config.json; Error "<dir>: not a model folder (no config.json)" if absent.
+nlohmann::json read_component_config(const std::string& dir);
+
+// Opens <dir>/<base>.safetensors, or every shard named by <dir>/<base>.safetensors.index.json.
+std::vector<std::shared_ptr<const SafetensorsFile>> open_component_weights(
+    const std::string& dir, const std::string& base = "diffusion_pytorch_model");
+
+// A model folder's identity for activation caches: the configs of `components` and, for every
+// tensor of the `weighted` components' weights, its name, shape and first bytes (retrained
+// weights with the same layout still differ). A component without weights files (a weightless
+// autoencoder, fully described by its config) adds nothing.
+std::string model_fingerprint(const std::string& dir, const std::vector<std::string>& components,
+                              const std::vector<std::string>& weighted);
+
+}  // namespace flashps
