@@ -44,7 +44,7 @@ void add_batch_command(CLI::App& app, CommandAction& action) {
   batch->add_option("--max-batch", options.max_batch,
                     "Requests denoised together; 0: per device (1 where its profile measured that batching saves "
                     "no time, else 8)")
-      ->check(CLI::Range(0, 1024))
+      ->check(CLI::Range(0, FLASHPS_MAX_BATCH))
       ->capture_default_str();
   batch->add_option("--max-queued", options.max_queued, "Requests waiting at most")->capture_default_str();
   batch->add_option("--profile", options.profile, "Device profile from `flashps profile` (for routing)");

@@ -151,7 +151,7 @@ void add_serve_command(CLI::App& app, CommandAction& action) {
   serve_command->add_option("--max-batch", options.max_batch,
                             "Edits denoised together per worker; 0: per device (1 where its profile measured that "
                             "batching saves no time, else 8)")
-      ->check(CLI::Range(0, 256))
+      ->check(CLI::Range(0, FLASHPS_MAX_BATCH))
       ->capture_default_str();
   serve_command->add_option("--max-body-mb", options.max_body_mb, "Request body limit (MiB); larger gets 413")
       ->check(CLI::Range(0.001, 4096.0))
@@ -185,7 +185,7 @@ void add_serve_command(CLI::App& app, CommandAction& action) {
   serve_command->add_option("--model-name", options.model_name, "The name answers report as 'model'");
   serve_command->add_option("--compute-nice", options.compute_nice,
                             "Nice value added to the denoising threads, so HTTP threads get a core first (0: off)")
-      ->check(CLI::Range(0, 19))
+      ->check(CLI::Range(0, FLASHPS_MAX_COMPUTE_NICE))
       ->capture_default_str();
   serve_command->add_flag("--quiet,-q", options.quiet, "No loading bar or status line");
   serve_command->callback([&action] { action = [] { return serve(options); }; });

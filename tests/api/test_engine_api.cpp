@@ -118,10 +118,12 @@ TEST_CASE("engine API: NULL handles and outputs, bad struct sizes and values are
     params.policy = static_cast<flashps_balance_policy>(-1);
     CHECK(flashps_engine_open(model.c_str(), &params, &engine) == FLASHPS_INVALID_ARGUMENT);
     CHECK_THAT(last_error(), Catch::Contains("policy"));
-    params = flashps_engine_default_params();
-    params.max_batch = -1;
-    CHECK(flashps_engine_open(model.c_str(), &params, &engine) == FLASHPS_INVALID_ARGUMENT);
-    CHECK_THAT(last_error(), Catch::Contains("max_batch"));
+    for (int max_batch : {-1, FLASHPS_MAX_BATCH + 1}) {  // the bound every front end uses
+      params = flashps_engine_default_params();
+      params.max_batch = max_batch;
+      CHECK(flashps_engine_open(model.c_str(), &params, &engine) == FLASHPS_INVALID_ARGUMENT);
+      CHECK_THAT(last_error(), Catch::Contains("max_batch") && Catch::Contains("0 (per device) to 256"));
+    }
     for (int nice : {-1, 20}) {
       params = flashps_engine_default_params();
       params.compute_nice = nice;

@@ -56,6 +56,11 @@ FLASHPS_EXPORT flashps_status flashps_batching_from_name(const char* name, flash
 FLASHPS_EXPORT const char* flashps_balance_policy_name(flashps_balance_policy policy);
 FLASHPS_EXPORT flashps_status flashps_balance_policy_from_name(const char* name, flashps_balance_policy* policy);
 
+/* Bounds of flashps_engine_params, the same for every front end (flashps serve, flashps batch). */
+#define FLASHPS_MAX_BATCH 256          /* max_batch: 0 (per device) to this */
+#define FLASHPS_MAX_POOL_THREADS 256   /* pool_threads: 0 (1) to this */
+#define FLASHPS_MAX_COMPUTE_NICE 19    /* compute_nice: 0 (unchanged) to this */
+
 typedef struct flashps_engine_params {
   size_t struct_size;        /* sizeof(flashps_engine_params) */
   const char* devices;       /* "cpu" (NULL), "cuda" (every GPU), "cuda:0,cuda:1", "auto" */

@@ -34,15 +34,15 @@ using flashps::api::invalid;
 namespace serve = flashps::serve;
 
 serve::EngineOptions engine_options(const flashps_engine_params& params) {
-  if (params.max_batch < 0 || params.max_batch > 1024)
+  if (params.max_batch < 0 || params.max_batch > FLASHPS_MAX_BATCH)
     throw InvalidArgumentError("flashps_engine_params.max_batch is " + std::to_string(params.max_batch) +
-                               "; it must be 0 (per device) to 1024");
-  if (params.pool_threads < 0 || params.pool_threads > 256)
+                               "; it must be 0 (per device) to " + std::to_string(FLASHPS_MAX_BATCH));
+  if (params.pool_threads < 0 || params.pool_threads > FLASHPS_MAX_POOL_THREADS)
     throw InvalidArgumentError("flashps_engine_params.pool_threads is " + std::to_string(params.pool_threads) +
-                               "; it must be 0 (1) to 256");
-  if (params.compute_nice < 0 || params.compute_nice > 19)
+                               "; it must be 0 (1) to " + std::to_string(FLASHPS_MAX_POOL_THREADS));
+  if (params.compute_nice < 0 || params.compute_nice > FLASHPS_MAX_COMPUTE_NICE)
     throw InvalidArgumentError("flashps_engine_params.compute_nice is " + std::to_string(params.compute_nice) +
-                               "; it must be 0 (unchanged) to 19");
+                               "; it must be 0 (unchanged) to " + std::to_string(FLASHPS_MAX_COMPUTE_NICE));
   serve::EngineOptions options;
   options.batching = serve::batching_config(flashps::api::batching_name(params.batching), params.max_batch);
   options.policy = flashps::api::to_policy(params.policy);
