@@ -434,3 +434,27 @@ TEST_CASE("HTTP transport: clients that hang up mid-edit cancel their edits", "[
   CHECK(steps_after - steps_before <= 20);
   CHECK(test.metric("flashps_edits_cancelled_client_gone_total") == 20);
 }
+
+TEST_CASE("HTTP transport: multipart past the part limit and a repeated mask are refused, naming why",
+          "[http][transport]") {
+  TransportServer test;
+  const std::string image = png_bytes(test::gradient_image(64, 64));
+  const std::string mask = png_bytes(test::box_mask(64, 64, 24, 24, 16));
+  httplib::MultipartFormDataItems form = {{"image", image, "image.png", "image/png"}, {"prompt", "x", "", ""}};
+  for (int i = 0; i < 40; ++i) form.push_back({"extra" + std::to_string(i), "1", "", ""});
+  const auto many = test.client().Post("/v1/images/edits", form);
+  REQUIRE(many);
+  INFO(many->body);
+  CHECK(many->status == 400);
+  CHECK(json::parse(many->body)["error"]["message"] == "the form has more than 32 parts");
+
+  const httplib::MultipartFormDataItems twice = {{"image", image, "image.png", "image/png"},
+                                                 {"mask", mask, "mask.png", "image/png"},
+                                                 {"mask", mask, "mask.png", "image/png"},
+                                                 {"prompt", "x", "", ""}};
+  const auto repeated = test.client().Post("/v1/images/edits", twice);
+  REQUIRE(repeated);
+  INFO(repeated->body);
+  CHECK(repeated->status == 400);
+  CHECK(json::parse(repeated->body)["error"]["param"] == "mask");
+}
