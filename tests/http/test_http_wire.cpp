@@ -217,3 +217,13 @@ TEST_CASE("edit forms: a field sent twice is refused, naming it, in multipart an
                                 request.files));
   CHECK(refusal(request).status() == 422);
 }
+
+TEST_CASE("request heads: query parameters are percent-decoded", "[http][wire]") {
+  const Request request = head_of("GET /v1/edits?limit=10&name=a%20b+c&flag&x=%zz HTTP/1.1\r\n\r\n");
+  CHECK(request.path == "/v1/edits");
+  CHECK(request.get_param_value("limit") == "10");
+  CHECK(request.get_param_value("name") == "a b c");
+  CHECK(request.has_param("flag"));
+  CHECK(request.get_param_value("x") == "%zz");  // not an escape: kept as sent
+  CHECK_FALSE(request.has_param("missing"));
+}

@@ -2,6 +2,8 @@
 
 #include <strings.h>
 
+#include <cctype>
+
 namespace flashps::http {
 
 bool CaseInsensitiveLess::operator()(const std::string& a, const std::string& b) const {
@@ -34,6 +36,16 @@ std::string Request::get_header_value(const std::string& name) const {
   return found == headers.end() ? std::string() : found->second;
 }
 
+std::string Request::get_param_value(const std::string& name) const {
+  const auto found = params.find(name);
+  return found == params.end() ? std::string() : found->second;
+}
+
+MultipartFormData Request::get_file_value(const std::string& name) const {
+  const auto found = files.find(name);
+  return found == files.end() ? MultipartFormData() : found->second;
+}
+
 bool Request::is_multipart_form_data() const {
   return ::strncasecmp(get_header_value("Content-Type").c_str(), "multipart/form-data", 19) == 0;
 }
@@ -53,9 +65,48 @@ void Response::set_content(std::string content, const std::string& content_type)
   set_header("Content-Type", content_type);
 }
 
-void Response::set_chunked_content_provider(const std::string& content_type, ContentProvider provider) {
+void Response::set_chunked_content_provider(const std::string& content_type, ContentProvider provider,
+                                            ContentProviderResourceReleaser releaser) {
   set_header("Content-Type", content_type);
   content_provider = std::move(provider);
+  content_provider_releaser = std::move(releaser);
+}
+
+namespace {
+
+std::string percent_decoded(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Params parse_query(const std::string& query) {
+  Params params;
+  size_t start = 0;
+  while (start <= query.size()) {
+    size_t end = query.find('&', start);
+    if (end == std::string::npos) end = query.size();
+    const std::string pair = query.substr(start, end - start);
+    if (!pair.empty()) {
+      const size_t equals = pair.find('=');
+      params.emplace(percent_decoded(pair.substr(0, equals)),
+                     equals == std::string::npos ? std::string() : percent_decoded(pair.substr(equals + 1)));
+    }
+    start = end + 1;
+  }
+  return params;
 }
 
 const char* status_reason(int status) {

@@ -26,6 +26,7 @@ struct MultipartFormData {
   std::string name, content, filename, content_type;
 };
 using MultipartFormDataMap = std::multimap<std::string, MultipartFormData>;
+using Params = std::multimap<std::string, std::string>;
 
 // Whether the client is still there while its request is served: the connection loop sets it
 // when the socket reports the peer's close or reset, and runs the callbacks routes registered.
@@ -46,6 +47,7 @@ struct Request {
   using Clock = std::chrono::steady_clock;
   std::string method, target, path, version, body, remote_addr;
   Headers headers;
+  Params params;               // the query string's, percent-decoded
   MultipartFormDataMap files;  // filled for multipart/form-data bodies
   std::smatch matches;         // the route pattern's groups
   // When the connection was accepted, its head and its body were complete, and a worker took it.
@@ -55,6 +57,10 @@ struct Request {
   bool has_header(const std::string& name) const { return headers.find(name) != headers.end(); }
   std::string get_header_value(const std::string& name) const;
   bool is_multipart_form_data() const;
+  bool has_param(const std::string& name) const { return params.find(name) != params.end(); }
+  std::string get_param_value(const std::string& name) const;
+  bool has_file(const std::string& name) const { return files.find(name) != files.end(); }
+  MultipartFormData get_file_value(const std::string& name) const;
   bool client_gone() const { return presence->gone(); }
 };
 
@@ -67,20 +73,27 @@ struct DataSink {
 };
 // Called until it returns false or calls sink.done(); `offset` is the bytes written so far.
 using ContentProvider = std::function<bool(size_t offset, DataSink& sink)>;
+// Called once the stream ended: true when it ended by done() with every byte written.
+using ContentProviderResourceReleaser = std::function<void(bool success)>;
 
 struct Response {
   int status = -1;
   Headers headers;
   std::string body;
   ContentProvider content_provider;  // set: the body is streamed in chunks
+  ContentProviderResourceReleaser content_provider_releaser;
 
   bool has_header(const std::string& name) const { return headers.find(name) != headers.end(); }
   std::string get_header_value(const std::string& name) const;
   // Replaces a header of that name.
   void set_header(const std::string& name, const std::string& value);
   void set_content(std::string content, const std::string& content_type);
-  void set_chunked_content_provider(const std::string& content_type, ContentProvider provider);
+  void set_chunked_content_provider(const std::string& content_type, ContentProvider provider,
+                                    ContentProviderResourceReleaser releaser = nullptr);
 };
+
+// The query string's parameters ("a=1&b=%20x" -> a: 1, b: " x").
+Params parse_query(const std::string& query);
 
 // "Not Found" for 404, ...; "" for a status without a reason phrase here.
 const char* status_reason(int status);

@@ -62,7 +62,9 @@ void RequestHeadReader::take_line(std::string& line) {
     if (head_.version != "HTTP/1.1" && head_.version != "HTTP/1.0")
       return fail(505, "HTTP version '" + head_.version.substr(0, 16) + "' is not supported (HTTP/1.1 or 1.0)",
                   "http_version_not_supported");
-    head_.path = head_.target.substr(0, head_.target.find('?'));
+    const size_t query = head_.target.find('?');
+    head_.path = head_.target.substr(0, query);
+    if (query != std::string::npos) head_.params = parse_query(head_.target.substr(query + 1));
     have_request_line_ = true;
     return;
   }
@@ -99,6 +101,7 @@ void RequestHeadReader::move_into(Request& request) {
   request.path = std::move(head_.path);
   request.version = std::move(head_.version);
   request.headers = std::move(head_.headers);
+  request.params = std::move(head_.params);
 }
 
 }  // namespace flashps::http

@@ -53,7 +53,13 @@ std::string response_head(const Response& response, bool chunked) {
 int64_t write_response(SocketWriter& writer, const Response& response, const std::string& method) {
   const bool chunked = static_cast<bool>(response.content_provider);
   const std::string head = response_head(response, chunked);
-  if (!writer.write_all(head.data(), head.size()) || method == "HEAD") return 0;
+  const auto release = [&](bool success) {
+    if (chunked && response.content_provider_releaser) response.content_provider_releaser(success);
+  };
+  if (!writer.write_all(head.data(), head.size()) || method == "HEAD") {
+    release(method == "HEAD" && writer.ok());
+    return 0;
+  }
   if (!chunked) {
     writer.write_all(response.body.data(), response.body.size());
     return writer.written() - static_cast<int64_t>(head.size());
@@ -77,6 +83,7 @@ int64_t write_response(SocketWriter& writer, const Response& response, const std
     if (!provider(offset, sink)) break;
   }
   if (done) writer.write_all("0\r\n\r\n", 5);
+  release(done && writer.ok());
   return static_cast<int64_t>(offset);
 }
 
