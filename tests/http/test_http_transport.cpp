@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -457,4 +458,31 @@ TEST_CASE("HTTP transport: multipart past the part limit and a repeated mask are
   INFO(repeated->body);
   CHECK(repeated->status == 400);
   CHECK(json::parse(repeated->body)["error"]["param"] == "mask");
+}
+
+TEST_CASE("HTTP transport: a client that closes its sending side after the request still gets the answer",
+          "[http][transport]") {
+  TransportServer test;
+  const std::string image = png_bytes(test::gradient_image(64, 64));
+  const std::string mask = [] {  // OpenAI's convention: alpha 0 marks the region
+    Image mask(64, 64, 4, 255);
+    for (int y = 24; y < 40; ++y)
+      for (int x = 24; x < 40; ++x) mask.at(x, y, 3) = 0;
+    return png_bytes(mask);
+  }();
+  const std::string body = json{{"image", http::base64_encode(image)}, {"mask", http::base64_encode(mask)},
+                                {"steps", 50}, {"response_format", "b64_json"}}.dump();
+  RawConnection connection(test.port());
+  // A blocking edit (it runs for a while: a close noticed meanwhile would cancel it), its last
+  // bytes and the close in one segment (corked), so the close is there when the request is.
+  int cork = 1;
+  ::setsockopt(connection.fd, IPPROTO_TCP, TCP_CORK, &cork, sizeof cork);
+  REQUIRE(connection.send_all("POST /v1/images/edits HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+  ::shutdown(connection.fd, SHUT_WR);  // as `printf ... | nc -N` does
+  bool closed = false;
+  const std::string answer = connection.read_until_closed(60, &closed);
+  INFO(answer.substr(0, 400));
+  CHECK(answer.rfind("HTTP/1.1 200 ", 0) == 0);
+  CHECK(closed);
 }

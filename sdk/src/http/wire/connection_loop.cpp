@@ -142,6 +142,7 @@ void ConnectionLoop::stop() {
 
 void ConnectionLoop::run() {
   epoll_event events[256];
+  Clock::time_point last_scan;
   while (!stopping_) {
     if (!accepting_) {
       ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
@@ -150,7 +151,7 @@ void ConnectionLoop::run() {
       for (const auto& [id, connection] : state_->connections)
         if (connection->phase == Connection::Phase::serving) connection->request.presence->mark_gone();
     }
-    const int count = ::epoll_wait(epoll_fd_, events, 256, 50);
+    const int count = ::epoll_wait(epoll_fd_, events, 256, 25);
     for (int i = 0; i < count; ++i) {
       const uint64_t id = events[i].data.u64;
       if (id == kListenId) {
@@ -173,7 +174,11 @@ void ConnectionLoop::run() {
       }
       on_readable(connection);
     }
-    expire_deadlines();
+    // A scan of every connection: at most every 25 ms, however busy the loop is.
+    if (Clock::now() - last_scan >= std::chrono::milliseconds(25)) {
+      expire_deadlines();
+      last_scan = Clock::now();
+    }
   }
 }
 
@@ -307,7 +312,11 @@ void ConnectionLoop::dispatch(Connection& connection) {
   connection.phase = Connection::Phase::serving;
   connection.request.body_read_at = Clock::now();
   // Only the peer's close or reset is watched now, once: EPOLLIN would report every further byte.
-  epoll_event event = event_for(EPOLLRDHUP | EPOLLONESHOT, connection.id);
+  // A client that closed its sending side right after its request (printf ... | nc -N) still
+  // reads the answer: then only a reset (EPOLLHUP/EPOLLERR, always reported) counts as gone.
+  char peek;
+  const bool half_closed = ::recv(connection.fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+  epoll_event event = event_for((half_closed ? 0u : static_cast<uint32_t>(EPOLLRDHUP)) | EPOLLONESHOT, connection.id);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, connection.fd, &event);
   auto exchange = std::make_shared<Exchange>();
   exchange->fd_ = connection.fd;
