@@ -87,20 +87,16 @@ std::optional<WireError> parse_multipart(const std::string& content_type, const 
     at += 2;
     if (++count > limits.max_parts)
       return WireError{400, "the form has more than " + std::to_string(limits.max_parts) + " parts", "too_many_parts"};
+    // A part's header fields end with a blank line; a part without any has no name.
+    if (body.compare(at, 2, "\r\n") == 0) return malformed("a part has no Content-Disposition");
     const size_t head_end = body.find("\r\n\r\n", at);
-    const size_t empty_head = body.compare(at, 2, "\r\n") == 0 ? at : std::string::npos;
+    if (head_end == std::string::npos) return malformed("a part's header fields do not end");
+    if (head_end - at > limits.max_part_head_bytes)
+      return WireError{400, "a part's header fields are over " + std::to_string(limits.max_part_head_bytes) + " bytes",
+                       "part_head_too_large"};
     MultipartFormData part;
-    size_t content_start;
-    if (empty_head != std::string::npos) {
-      return malformed("a part has no Content-Disposition");
-    } else {
-      if (head_end == std::string::npos) return malformed("a part's header fields do not end");
-      if (head_end - at > limits.max_part_head_bytes)
-        return WireError{400, "a part's header fields are over " + std::to_string(limits.max_part_head_bytes) + " bytes",
-                         "part_head_too_large"};
-      if (auto error = read_part_head(body.substr(at, head_end - at), part)) return error;
-      content_start = head_end + 4;
-    }
+    if (auto error = read_part_head(body.substr(at, head_end - at), part)) return error;
+    const size_t content_start = head_end + 4;
     const size_t next = body.find("\r\n" + delimiter, content_start);
     if (next == std::string::npos) return malformed("part '" + part.name.substr(0, 64) + "' does not end with the boundary");
     part.content = body.substr(content_start, next - content_start);
