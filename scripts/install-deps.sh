@@ -23,7 +23,7 @@ packages=(
   libxxhash-dev           # checksums of stored activations
   nlohmann-json3-dev      # config.json, cases.json, manifests
   libcli11-dev            # the flashps CLI
-  libcpp-httplib-dev      # flashps serve: a maintained HTTP/1.1 server (multipart, chunked streams)
+  libcpp-httplib-dev      # bench http and the HTTP tests: an HTTP/1.1 client (the server's transport is ours)
   curl                    # tests/http: a real HTTP client against flashps serve
   sqlite3                 # tests/cli: inspects and damages the store's index like an outside tool
   libcurl4-openssl-dev    # bench http: times the server through libcurl (what curl is) beside httplib

@@ -43,7 +43,7 @@ fi
 CC=clang CXX=clang++ cmake -S "$repository/fuzz" -B "$build_dir" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 
-# A target whose dependency is missing (fuzz_http_request without cpp-httplib) is not configured:
+# A target whose dependency is missing is not configured:
 # when no targets were named, run the others and say so.
 if [ "$#" -eq 0 ] && [ -f "$build_dir/fuzz_targets.txt" ]; then
   configured=()

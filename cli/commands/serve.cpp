@@ -169,11 +169,11 @@ void add_serve_command(CLI::App& app, CommandAction& action) {
   serve_command->add_option("--batching", options.batching, "static-full, static, naive-cb or cb")->capture_default_str();
   serve_command->add_option("--profile", options.profile, "Device profile from `flashps profile` (for routing)");
   serve_command->add_option("--http-threads", options.http_threads,
-                            "Connection threads (--threads sets compute threads, as everywhere)")
+                            "Workers serving read requests (--threads sets compute threads, as everywhere)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   serve_command->add_option("--max-connections", options.max_connections,
-                            "Connections served at once; more get 503 (default and at most: --http-threads)")
+                            "Requests served at once; more get 503 (default and at most: --http-threads)")
       ->check(CLI::Range(1, 4096));
   serve_command->add_option("--drain-seconds", options.drain_seconds,
                             "On SIGTERM/SIGINT: wait this long for running edits, then cancel the rest")

@@ -1,6 +1,6 @@
 #include "http/edit_form.h"
 
-#include <httplib.h>
+#include "http/router.h"
 
 #include <cerrno>
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "http/base64.h"
 #include "http/http_error.h"
@@ -131,6 +132,15 @@ void set_field(EditForm& form, const std::string& name, const std::string& value
   // them: refusing would break those clients for options that change nothing here.
 }
 
+// The one rule for repeated fields, for the multipart and the JSON reader alike: each field is
+// sent once. A second copy is refused rather than silently replacing the first (or being ignored).
+// `image[]` is OpenAI's array syntax for several images: refused in read_edit_form as such.
+void check_sent_once(std::set<std::string>& seen, const std::string& name) {
+  if (!seen.insert(name).second)
+    throw HttpError(400, "the field '" + name.substr(0, 64) + "' is sent more than once; send each field once",
+                    name.substr(0, 64), "duplicate_field");
+}
+
 void require_image(const EditForm& form) {
   if (form.image.empty()) throw HttpError(400, "the request has no image (a PNG or JPEG in the 'image' field)", "image");
 }
@@ -172,7 +182,11 @@ std::optional<std::pair<int, int>> parse_size(const std::string& size) {
 
 EditForm read_json_edit_form(const std::string& body, const FormLimits& limits) {
   check_json_depth(body);
-  const json document = json::parse(body, nullptr, false);
+  std::set<std::string> seen;
+  const json document = json::parse(body, [&seen](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) check_sent_once(seen, parsed.get<std::string>());
+    return true;
+  }, false);
   if (document.is_discarded()) throw HttpError(400, "the body is not valid JSON");
   if (!document.is_object()) throw HttpError(400, "the JSON body must be an object");
   EditForm form;
@@ -204,14 +218,16 @@ EditForm read_json_edit_form(const std::string& body, const FormLimits& limits) 
   return form;
 }
 
-EditForm read_edit_form(const httplib::Request& request, const FormLimits& limits) {
+EditForm read_edit_form(const Request& request, const FormLimits& limits) {
   const std::string content_type = request.get_header_value("Content-Type");
   if (content_type.rfind("application/json", 0) == 0) return read_json_edit_form(request.body, limits);
   if (!request.is_multipart_form_data())
     throw HttpError(415, "expected multipart/form-data or application/json, not '" + content_type.substr(0, 80) + "'",
                     "", "unsupported_media_type");
   EditForm form;
+  std::set<std::string> seen;
   for (const auto& [name, part] : request.files) {
+    if (name != "image[]") check_sent_once(seen, name);
     if (name == "image" || name == "image[]") {
       if (!form.image.empty()) throw HttpError(422, "one image per request is supported", "image");
       form.image = part.content;

@@ -9,9 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace httplib {
-struct Request;
-}
+#include "http/wire/message.h"
 
 namespace flashps::http {
 
@@ -41,7 +39,7 @@ struct EditForm {
 // content type, 400 for a missing or malformed field (not a number, ...), 422 for a value over
 // one of the server's limits (prompt length, n). The edit's settings are judged by
 // edit_options_of.
-EditForm read_edit_form(const httplib::Request& request, const FormLimits& limits);
+EditForm read_edit_form(const Request& request, const FormLimits& limits);
 EditForm read_json_edit_form(const std::string& body, const FormLimits& limits);
 
 struct EditImages {

@@ -2,7 +2,7 @@
 // regenerate) answers 202 with an id at once; GET /v1/edits/{id} its status with step/steps;
 // GET /v1/edits/{id}/events a Server-Sent Events stream of its progress; DELETE /v1/edits/{id}
 // cancels; GET /v1/edits/{id}/result the image; GET /v1/edits the recent edits.
-#include <httplib.h>
+#include "http/router.h"
 
 #include <climits>
 
@@ -16,18 +16,18 @@ using nlohmann::json;
 
 constexpr const char* kIdPattern = "/v1/edits/(edit_[0-9a-f]{16})";
 
-std::shared_ptr<EditJob> find_job(ServerContext& context, const httplib::Request& request) {
+std::shared_ptr<EditJob> find_job(ServerContext& context, const Request& request) {
   const std::string id = request.matches[1];
   auto job = context.jobs->find(id);
   if (!job) throw HttpError(404, "no edit " + id + " (unknown, or finished long enough ago to be forgotten)", "id", "edit_not_found");
   return job;
 }
 
-std::string base_url_of(const httplib::Request& request, const ServerContext& context) {
+std::string base_url_of(const Request& request, const ServerContext& context) {
   return ServerContext::base_url(request.get_header_value("Host"), context.port);
 }
 
-void submit_edit(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+void submit_edit(const Request& request, Response& response, ServerContext& context) {
   context.check_accepting();
   const EditForm form = read_edit_form(request, context.options.limits);
   if (form.n != 1) throw HttpError(422, "the native API makes one image per edit; submit several edits", "n");
@@ -39,7 +39,7 @@ void submit_edit(const httplib::Request& request, httplib::Response& response, S
   respond_json(response, 202, job_json(job->view(), base_url));
 }
 
-void edit_result(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+void edit_result(const Request& request, Response& response, ServerContext& context) {
   const auto job = find_job(context, request);
   const JobView view = job->view();
   if (!view.finished)
@@ -57,14 +57,14 @@ void edit_result(const httplib::Request& request, httplib::Response& response, S
 
 // One event per change of the job; the stream ends after the finished job's event. A comment
 // every 10 s keeps proxies from closing an idle stream and finds clients that went away.
-void edit_events(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+void edit_events(const Request& request, Response& response, ServerContext& context) {
   const auto job = find_job(context, request);
   const std::string base_url = base_url_of(request, context);
   auto seen = std::make_shared<uint64_t>(UINT64_MAX);  // MAX: send the current state first
   response.set_header("Cache-Control", "no-cache");
   response.set_header("X-Accel-Buffering", "no");
   response.set_chunked_content_provider(
-      "text/event-stream", [job, base_url, seen](size_t, httplib::DataSink& sink) {
+      "text/event-stream", [job, base_url, seen](size_t, DataSink& sink) {
         const JobView view = *seen == UINT64_MAX ? job->view() : job->wait_change(*seen, 10.0);
         if (*seen != UINT64_MAX && view.version == *seen && !view.finished) {
           return sink.write(": keep-alive\n\n", 14);
@@ -80,30 +80,30 @@ void edit_events(const httplib::Request& request, httplib::Response& response, S
 
 }  // namespace
 
-void add_edit_routes(httplib::Server& server, ServerContext& context) {
-  server.Post("/v1/edits", guarded([&context](const httplib::Request& request, httplib::Response& response) {
+void add_edit_routes(Router& server, ServerContext& context) {
+  server.Post("/v1/edits", guarded([&context](const Request& request, Response& response) {
                 submit_edit(request, response, context);
               }));
-  server.Get("/v1/edits", guarded([&context](const httplib::Request& request, httplib::Response& response) {
+  server.Get("/v1/edits", guarded([&context](const Request& request, Response& response) {
                json list = json::array();
                for (const JobView& view : context.jobs->list(1000)) list.push_back(job_json(view, base_url_of(request, context)));
                respond_json(response, 200, {{"object", "list"}, {"data", list}});
              }));
-  server.Get(kIdPattern, guarded([&context](const httplib::Request& request, httplib::Response& response) {
+  server.Get(kIdPattern, guarded([&context](const Request& request, Response& response) {
                respond_json(response, 200, job_json(find_job(context, request)->view(), base_url_of(request, context)));
              }));
-  server.Delete(kIdPattern, guarded([&context](const httplib::Request& request, httplib::Response& response) {
+  server.Delete(kIdPattern, guarded([&context](const Request& request, Response& response) {
                   const auto job = find_job(context, request);
                   job->cancel();
                   job->wait_finished(2.0);  // a cancel lands at the next step boundary: usually at once
                   respond_json(response, 200, job_json(job->view(), base_url_of(request, context)));
                 }));
   server.Get(std::string(kIdPattern) + "/result",
-             guarded([&context](const httplib::Request& request, httplib::Response& response) {
+             guarded([&context](const Request& request, Response& response) {
                edit_result(request, response, context);
              }));
   server.Get(std::string(kIdPattern) + "/events",
-             guarded([&context](const httplib::Request& request, httplib::Response& response) {
+             guarded([&context](const Request& request, Response& response) {
                edit_events(request, response, context);
              }));
 }

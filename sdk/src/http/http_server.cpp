@@ -1,31 +1,38 @@
 #include "http/http_server.h"
 
-#include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "http/connection_queue.h"
-#include "http/request_framing.h"
 #include "http/responses.h"
+#include "http/wire/multipart.h"
+#include "http/wire/response_writer.h"
 
 namespace flashps::http {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Set when a request starts on this connection thread (the pre-routing hook), read by the logger.
-thread_local Clock::time_point request_start;
-
 bool needs_key(const std::string& path) { return path != "/healthz" && path != "/readyz"; }
 
+// Cheap, and what an orchestrator polls: never queued behind edits (their own workers).
+bool is_operations_route(const Request& request) {
+  return (request.method == "GET" || request.method == "HEAD") &&
+         (request.path == "/healthz" || request.path == "/readyz" || request.path == "/metrics");
+}
+
 // A client's X-Request-Id is kept when it is short and plain (it ends up in logs); else ours.
-std::string request_id_for(const httplib::Request& request) {
+std::string request_id_for(const Request& request) {
   const std::string given = request.get_header_value("X-Request-Id");
   bool plain = !given.empty() && given.size() <= 64;
   for (const char c : given) plain &= std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
@@ -49,33 +56,46 @@ std::string utc_now() {
   return text;
 }
 
-// The declared body length (0 when absent or malformed). Parsed here: httplib's typed getter is
-// get_header_value<uint64_t> in 0.11 (Debian 12) and get_header_value_u64 in 0.18 (Debian 13).
-uint64_t content_length(const httplib::Request& request) {
-  return std::strtoull(request.get_header_value("Content-Length").c_str(), nullptr, 10);
+Response error_answer(const HttpError& error) {
+  Response response;
+  respond_error(response, error);
+  return response;
 }
 
-bool has_body(const httplib::Request& request) { return content_length(request) > 0; }
-
-// A request without a body is refused at once; one with a body after httplib has read it (see
-// defer_refusal).
-httplib::Server::HandlerResponse refuse(const httplib::Request& request, httplib::Response& response,
-                                        const HttpError& error) {
-  if (has_body(request)) {
-    defer_refusal(error);
-    return httplib::Server::HandlerResponse::Unhandled;
+// A socket bound to the address and listening, or -1.
+int listen_on(const ListenAddress& address) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(address.host.c_str(), std::to_string(address.port).c_str(), &hints, &found) != 0) return -1;
+  int fd = -1;
+  for (addrinfo* at = found; at && fd < 0; at = at->ai_next) {
+    fd = ::socket(at->ai_family, at->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, at->ai_protocol);
+    if (fd < 0) continue;
+    // SO_REUSEADDR allows a quick restart; not SO_REUSEPORT, with which a second server on the
+    // same port would start and silently take half the connections.
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd, at->ai_addr, at->ai_addrlen) != 0 || ::listen(fd, 1024) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
   }
-  respond_error(response, error);
-  if (error.status() == 503) response.set_header("Connection", "close");
-  return httplib::Server::HandlerResponse::Handled;
+  ::freeaddrinfo(found);
+  return fd;
+}
+
+int port_of(int fd) {
+  sockaddr_storage bound{};
+  socklen_t length = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+  if (bound.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port);
+  return ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
 }
 
 }  // namespace
-
-double seconds_since_request_headers() {
-  if (request_start.time_since_epoch().count() == 0) return 0;
-  return std::chrono::duration<double>(Clock::now() - request_start).count();
-}
 
 HttpServer::HttpServer(sdk::Engine engine, ServerOptions options) {
   if (!options.listen.loopback() && options.keys.empty())
@@ -85,116 +105,117 @@ HttpServer::HttpServer(sdk::Engine engine, ServerOptions options) {
                          "127.0.0.1");
   if (options.threads <= 0) throw sdk::Error(FLASHPS_INVALID_ARGUMENT, "threads must be positive");
   if (options.max_connections <= 0) throw sdk::Error(FLASHPS_INVALID_ARGUMENT, "max_connections must be positive");
+  options.transport.max_body_bytes = options.max_body_bytes;
   context_ = std::make_unique<ServerContext>(std::move(engine), std::move(options));
-  server_ = std::make_unique<httplib::Server>();
   ServerContext& context = *context_;
-  server_->new_task_queue = [&context] {
-    return new ConnectionQueue(context.options.threads, context.options.max_connections, context.metrics.connections);
-  };
-  server_->set_payload_max_length(static_cast<size_t>(context.options.max_body_bytes));
-  // A client that stops sending mid-request holds a thread for at most this long.
-  server_->set_read_timeout(10, 0);
-  // One request per connection. httplib 0.11 keeps a connection open after an answer given
-  // before the body was read, and would parse the unread body as the next request; it also frees
-  // the connection's thread at once instead of holding it through an idle keep-alive wait (the
-  // connection cap counts threads). A new loopback connection per edit costs well under 1 ms.
-  server_->set_keep_alive_max_count(1);
-  // httplib sets SO_REUSEPORT by default: a second server on the same port would then start and
-  // silently take half the connections. SO_REUSEADDR alone allows a quick restart, not that.
-  server_->set_socket_options([](socket_t socket) {
-    int yes = 1;
-    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
-  });
-  server_->set_write_timeout(30, 0);
-  // httplib writes headers and body separately; with Nagle's algorithm on, the body's last
-  // partial segment waits for the client's ACK of the headers (a delayed-ACK tail of milliseconds).
-  server_->set_tcp_nodelay(true);
-  install_hooks();
-  add_openai_routes(*server_, context);
-  add_edit_routes(*server_, context);
-  add_template_routes(*server_, context);
-  add_operations_routes(*server_, context);
+  add_openai_routes(router_, context);
+  add_edit_routes(router_, context);
+  add_template_routes(router_, context);
+  add_operations_routes(router_, context);
 
   const ListenAddress& address = context.options.listen;
-  if (address.port == 0) {
-    context.port = server_->bind_to_any_port(address.host);
-    if (context.port <= 0)
-      throw sdk::Error(FLASHPS_IO_ERROR, "cannot listen on " + address.text() + ": no free port on that address");
-  } else {
-    if (!server_->bind_to_port(address.host, address.port))
-      throw sdk::Error(FLASHPS_IO_ERROR, "cannot listen on " + address.text() +
-                                             ": the address is in use or not this machine's (another server "
-                                             "running? pick another --listen port)");
-    context.port = address.port;
-  }
-  listener_ = std::thread([this] { server_->listen_after_bind(); });
+  const int listen_fd = listen_on(address);
+  if (listen_fd < 0)
+    throw sdk::Error(FLASHPS_IO_ERROR, "cannot listen on " + address.text() +
+                                           ": the address is in use or not this machine's (another server "
+                                           "running? pick another --listen port)");
+  context.port = port_of(listen_fd);
+  workers_ = std::make_unique<WorkerPool>(context.options.threads, context.options.max_connections);
+  health_workers_ = std::make_unique<WorkerPool>(std::max(1, context.options.health_threads), 64);
+  ConnectionLoop::Handlers handlers;
+  handlers.on_head = [this](Request& request) { return on_head(request); };
+  handlers.on_request = [this](std::shared_ptr<Exchange> exchange) { return on_request(exchange); };
+  handlers.on_answered = [this](const Request& request, const Response& response) {
+    log_answer(request, response, static_cast<int64_t>(response.body.size()));
+  };
+  handlers.error_response = [](const WireError& error) {
+    return error_answer(HttpError(error.status, error.message, "", error.code));
+  };
+  loop_ = std::make_unique<ConnectionLoop>(listen_fd, context.options.transport, std::move(handlers),
+                                           context.metrics.connections);
 }
 
 HttpServer::~HttpServer() { close(); }
 
-void HttpServer::install_hooks() {
+std::optional<Response> HttpServer::on_head(Request& request) {
+  const ServerContext& context = *context_;
+  // Kept on the request: every answer to it carries the same id.
+  const std::string request_id = request_id_for(request);
+  request.headers.erase("X-Request-Id");
+  request.headers.emplace("X-Request-Id", request_id);
+  // An unauthenticated client learns nothing about routes or limits: its refusal comes first.
+  if (!context.options.keys.empty() && needs_key(request.path) &&
+      !context.options.keys.accepts(request.get_header_value("Authorization")))
+    return error_answer(HttpError(401,
+                                  request.has_header("Authorization")
+                                      ? "the API key is not valid for this server"
+                                      : "this server needs an API key: send 'Authorization: Bearer <key>'",
+                                  "", "invalid_api_key"));
+  if (!is_operations_route(request) && workers_->full())
+    return error_answer(HttpError(503,
+                                  "too many connections (at most " + std::to_string(context.options.max_connections) +
+                                      " requests served at once); retry later",
+                                  "", "too_many_connections"));
+  return std::nullopt;
+}
+
+std::optional<Response> HttpServer::on_request(const std::shared_ptr<Exchange>& exchange) {
+  WorkerPool& pool = is_operations_route(exchange->request) ? *health_workers_ : *workers_;
+  if (pool.try_submit([this, exchange] { serve(*exchange); })) return std::nullopt;
+  return error_answer(HttpError(503,
+                                "too many connections (at most " + std::to_string(context_->options.max_connections) +
+                                    " requests served at once); retry later",
+                                "", "too_many_connections"));
+}
+
+void HttpServer::serve(Exchange& exchange) {
+  Request& request = exchange.request;
+  Response response;
+  if (request.is_multipart_form_data()) {
+    if (const auto error = parse_multipart(request.get_header_value("Content-Type"), request.body,
+                                           context_->options.multipart, request.files)) {
+      respond_error(response, HttpError(error->status, error->message, "", error->code));
+    }
+    request.body = std::string();  // the parts hold their own copies
+  }
+  request.started_at = Clock::now();
+  if (response.status < 0) {
+    try {
+      if (!router_.route(request, response))
+        respond_error(response, HttpError(404, "no route for " + request.method + " " + request.path.substr(0, 200)));
+    } catch (const std::exception& error) {  // routes are guarded; this is the last resort
+      response = error_answer(HttpError(500, std::string("internal error: ") + error.what()));
+    }
+    if (response.status < 0) response.status = 200;  // a route that answered without a status: OK
+  }
+  response.set_header("X-Request-Id", request.get_header_value("X-Request-Id"));
+  SocketWriter writer(exchange.fd(), context_->options.transport.write_seconds, request.presence);
+  const int64_t bytes_out = write_response(writer, response, request.method);
+  exchange.finish();
+  log_answer(request, response, bytes_out);
+}
+
+void HttpServer::log_answer(const Request& request, const Response& response, int64_t bytes_out) {
   ServerContext& context = *context_;
-  server_->set_pre_routing_handler([&context](const httplib::Request& request, httplib::Response& response) {
-    request_start = Clock::now();
-    clear_deferred_refusal();
-    response.set_header("X-Request-Id", request_id_for(request));
-    if (const auto unbounded = refuse_unbounded_body(request)) {  // answered before httplib reads it
-      respond_error(response, *unbounded);
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (ConnectionQueue::over_capacity())
-      return refuse(request, response, HttpError(503,
-                                        "too many connections (at most " +
-                                            std::to_string(context.options.max_connections) + "); retry later",
-                                        "", "too_many_connections"));
-    if (!context.options.keys.empty() && needs_key(request.path) &&
-        !context.options.keys.accepts(request.get_header_value("Authorization")))
-      return refuse(request, response, HttpError(401,
-                                        request.has_header("Authorization")
-                                            ? "the API key is not valid for this server"
-                                            : "this server needs an API key: send 'Authorization: Bearer <key>'",
-                                        "", "invalid_api_key"));
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  // Answers httplib makes itself (404, 413, 400 for a malformed request) get the JSON error shape.
-  server_->set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& request,
-                                                                      httplib::Response& response) {
-    if (!response.has_header("X-Request-Id")) response.set_header("X-Request-Id", request_id_for(request));
-    // An unauthenticated client learns nothing about routes or limits: its refusal comes first.
-    if (answer_deferred_refusal(response)) return httplib::Server::HandlerResponse::Handled;
-    if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string message;
-    switch (response.status) {
-      case 404: message = "no route for " + request.method + " " + request.path.substr(0, 200); break;
-      case 413: message = "the request body is larger than this server takes (--max-body-mb)"; break;
-      case 400: message = "malformed HTTP request"; break;
-      default: message = "HTTP " + std::to_string(response.status);
-    }
-    respond_error(response, HttpError(response.status, message));
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  server_->set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
-    respond_error(response, HttpError(500, "internal error"));
-  });
-  server_->set_logger([&context](const httplib::Request& request, const httplib::Response& response) {
-    context.metrics.count_http(response.status);
-    if (!context.options.access_log) return;
-    const double ms = request_start.time_since_epoch().count() == 0
-                          ? -1
-                          : std::chrono::duration<double, std::milli>(Clock::now() - request_start).count();
-    nlohmann::json line = {{"time", utc_now()},
-                           {"request_id", response.get_header_value("X-Request-Id")},
-                           {"remote", request.remote_addr},
-                           {"method", request.method},
-                           {"path", request.path.substr(0, 256)},
-                           {"status", response.status},
-                           {"bytes_in", content_length(request)},
-                           {"bytes_out", response.body.size()},
-                           {"ms", std::round(ms * 100) / 100}};
-    if (response.has_header("X-Flashps-Edit-Ids")) line["edits"] = response.get_header_value("X-Flashps-Edit-Ids");
-    request_start = {};
-    context.options.access_log(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  });
+  context.metrics.count_http(response.status);
+  if (!context.options.access_log) return;
+  const auto start = request.accepted_at;
+  const double ms = start.time_since_epoch().count() == 0
+                        ? -1
+                        : std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  const std::string request_id =
+      response.has_header("X-Request-Id") ? response.get_header_value("X-Request-Id") : request.get_header_value("X-Request-Id");
+  nlohmann::json line = {{"time", utc_now()},
+                         {"request_id", request_id},
+                         {"remote", request.remote_addr},
+                         {"method", request.method.substr(0, 32)},
+                         {"path", request.path.substr(0, 256)},
+                         {"status", response.status},
+                         {"bytes_in", std::strtoull(request.get_header_value("Content-Length").c_str(), nullptr, 10)},
+                         {"bytes_out", bytes_out},
+                         {"ms", std::round(ms * 100) / 100}};
+  if (response.has_header("X-Flashps-Edit-Ids")) line["edits"] = response.get_header_value("X-Flashps-Edit-Ids");
+  context.options.access_log(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 ServerStats HttpServer::stats() const {
@@ -227,9 +248,10 @@ void HttpServer::close() {
   context_->draining = true;
   context_->jobs->cancel_all();
   context_->jobs->wait_all_finished(60);  // blocked requests and event streams then answer and end
-  server_->stop();
-  if (listener_.joinable()) listener_.join();
-  server_.reset();
+  loop_->stop_accepting();                // and what still serves learns its client is gone
+  health_workers_->stop();
+  workers_->stop();
+  loop_->stop();
   context_.reset();
 }
 

@@ -1,18 +1,18 @@
-// `flashps serve`'s server: cpp-httplib (Debian's libcpp-httplib) on the public SDK. Binds at
-// construction (a taken port fails there, naming it), serves on its own threads, and drains or
-// closes on request. Requests pass, in order: the connection cap (503), the API key (401), the
-// body limit (413), then a route; every answer is counted and gets one access-log line.
+// `flashps serve`'s server on the public SDK, on its own transport (wire/): binds at construction
+// (a taken port fails there, naming it), serves on its own threads, and drains or closes on
+// request. A request passes, in order: the connection limits (total 503, per client address 429),
+// its head's budget and deadline (431, 408), the API key (401), the worker cap (503), the body's
+// framing and limit (411/415/413, before a byte of it is read), the body's deadline (408), then a
+// route on a worker: /healthz, /readyz and /metrics on their own small pool, everything else on
+// the main one. Every answer is counted and gets one access-log line.
 #pragma once
 #include <flashps/flashps.hpp>
 
 #include <memory>
-#include <thread>
 
 #include "http/server_context.h"
-
-namespace httplib {
-class Server;
-}
+#include "http/wire/connection_loop.h"
+#include "http/wire/worker_pool.h"
 
 namespace flashps::http {
 
@@ -40,11 +40,15 @@ class HttpServer {
   void close();
 
  private:
-  void install_hooks();
+  std::optional<Response> on_head(Request& request);
+  std::optional<Response> on_request(const std::shared_ptr<Exchange>& exchange);
+  void serve(Exchange& exchange);
+  void log_answer(const Request& request, const Response& response, int64_t bytes_out);
 
   std::unique_ptr<ServerContext> context_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread listener_;
+  Router router_;
+  std::unique_ptr<WorkerPool> workers_, health_workers_;
+  std::unique_ptr<ConnectionLoop> loop_;
   bool closed_ = false;
 };
 

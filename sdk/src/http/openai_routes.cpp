@@ -1,14 +1,13 @@
 // OpenAI-compatible routes: POST /v1/images/edits (multipart: image, mask, prompt, n, size,
 // response_format, model; the mask's fully transparent pixels mark the region to edit) and
 // GET /v1/models, answering in that API's shapes so its client libraries work unchanged.
-#include <httplib.h>
+#include "http/router.h"
 
 #include <chrono>
 #include <ctime>
 #include <random>
 
 #include "http/base64.h"
-#include "http/connection_queue.h"
 #include "http/responses.h"
 #include "http/server_context.h"
 
@@ -27,14 +26,14 @@ uint64_t random_seed() {
   return generator() >> 1;  // within int64 for clients that print it
 }
 
-void images_edits(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
-  const double receive_seconds = seconds_since_request_headers();
-  // Before the request reached this route: the connection waiting for a free connection thread,
-  // then that thread reading the request line and headers (one request per connection).
-  const auto taken_at = ConnectionQueue::connection_taken_at();
-  const double wait_seconds =
-      std::chrono::duration<double>(taken_at - ConnectionQueue::connection_accepted_at()).count();
-  const double headers_seconds = std::chrono::duration<double>(Clock::now() - taken_at).count() - receive_seconds;
+void images_edits(const Request& request, Response& response, ServerContext& context) {
+  // Before the request reached this route: its head and body arriving, then waiting for a worker.
+  const auto between = [](Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  };
+  const double headers_seconds = between(request.accepted_at, request.head_read_at);
+  const double receive_seconds = between(request.head_read_at, request.body_read_at);
+  const double wait_seconds = between(request.body_read_at, request.started_at);
   context.check_accepting();
   const auto start = Clock::now();
   EditForm form = read_edit_form(request, context.options.limits);
@@ -65,6 +64,14 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
     return text;
   }();
   response.set_header("X-Flashps-Edit-Ids", ids);
+  // Nobody reads the answer of a client that went away: its edits stop at their next step.
+  request.presence->on_gone([jobs, &metrics = context.metrics] {
+    for (const auto& job : jobs) {
+      if (job->view().finished) continue;
+      job->cancel();
+      ++metrics.cancelled_client_gone;
+    }
+  });
 
   double edit_seconds = 0, encode_seconds = 0, finish_seconds = 0;
   const std::string base_url = ServerContext::base_url(request.get_header_value("Host"), context.port);
@@ -111,8 +118,8 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
   body += "],";
   body += rest.substr(1);  // the fields' object without its opening brace
   // The server's own part of the latency, so a client can tell HTTP overhead from edit time.
-  // wait: the accepted connection waiting for a connection thread; headers: that thread reading
-  // the request line and headers; receive: httplib reading and parsing the body; edit: submission
+  // headers: from the connection's accept to its request head's end; receive: the body arriving;
+  // wait: the complete request waiting for a worker, and its multipart form being parsed; edit: submission
   // to the engine's last event; finish: from there to the encoded result, less the encoding
   // (event delivery, the result's hand-over); answer: base64 and the JSON around it.
   char timing[384];
@@ -128,12 +135,12 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
 
 }  // namespace
 
-void add_openai_routes(httplib::Server& server, ServerContext& context) {
+void add_openai_routes(Router& server, ServerContext& context) {
   server.Post("/v1/images/edits",
-              guarded([&context](const httplib::Request& request, httplib::Response& response) {
+              guarded([&context](const Request& request, Response& response) {
                 images_edits(request, response, context);
               }));
-  server.Get("/v1/models", guarded([&context](const httplib::Request&, httplib::Response& response) {
+  server.Get("/v1/models", guarded([&context](const Request&, Response& response) {
                respond_json(response, 200,
                             {{"object", "list"},
                              {"data", json::array({{{"id", context.model_name},

@@ -1,7 +1,7 @@
 #include "http/responses.h"
 
 #include <flashps/flashps.hpp>
-#include <httplib.h>
+#include "http/router.h"
 
 #include <memory>
 
@@ -9,40 +9,20 @@
 
 namespace flashps::http {
 
-void respond_json(httplib::Response& response, int status, const nlohmann::json& body) {
+void respond_json(Response& response, int status, const nlohmann::json& body) {
   response.status = status;
   response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
 }
 
-void respond_error(httplib::Response& response, const HttpError& error) {
+void respond_error(Response& response, const HttpError& error) {
   response.status = error.status();
   if (error.status() == 401) response.set_header("WWW-Authenticate", "Bearer");
   if (error.status() == 429 || error.status() == 503) response.set_header("Retry-After", "1");
   response.set_content(error.json(), "application/json");
 }
 
-namespace {
-
-thread_local std::unique_ptr<HttpError> deferred_refusal;
-
-}  // namespace
-
-void defer_refusal(const HttpError& error) { deferred_refusal = std::make_unique<HttpError>(error); }
-
-void clear_deferred_refusal() { deferred_refusal.reset(); }
-
-bool answer_deferred_refusal(httplib::Response& response) {
-  if (!deferred_refusal) return false;
-  const std::unique_ptr<HttpError> refusal = std::move(deferred_refusal);
-  respond_error(response, *refusal);
-  // Over the connection cap: this connection must not stay open for more requests.
-  if (refusal->status() == 503) response.set_header("Connection", "close");
-  return true;
-}
-
 Route guarded(Route route) {
-  return [route = std::move(route)](const httplib::Request& request, httplib::Response& response) {
-    if (answer_deferred_refusal(response)) return;
+  return [route = std::move(route)](const Request& request, Response& response) {
     try {
       route(request, response);
     } catch (const HttpError& error) {

@@ -12,20 +12,23 @@
 #include "http/edit_form.h"
 #include "http/edit_jobs.h"
 #include "http/listen_address.h"
+#include "http/router.h"
 #include "http/server_metrics.h"
+#include "http/wire/connection_loop.h"
+#include "http/wire/multipart.h"
 
-namespace httplib {
-class Server;
-}
 
 namespace flashps::http {
 
 struct ServerOptions {
   ListenAddress listen{"127.0.0.1", 8188};
   ApiKeys keys;
-  int threads = 16;
-  int max_connections = 64;
+  int threads = 16;          // workers serving edits and every other route
+  int max_connections = 64;  // requests held by those workers (running or waiting); past it 503
+  int health_threads = 2;    // /healthz, /readyz, /metrics: their own workers, never behind edits
   int64_t max_body_bytes = int64_t{64} << 20;
+  TransportLimits transport;  // its max_body_bytes is set from the one above
+  MultipartLimits multipart;
   FormLimits limits;
   JobRetention retention;
   std::string model_name;                          // empty: the model folder's name
@@ -51,15 +54,10 @@ struct ServerContext {
   static std::string base_url(const std::string& host_header, int port);
 };
 
-// Seconds since this connection thread's current request had its headers read (the server's
-// pre-routing hook): a route's own start minus this is the time httplib took to read and parse
-// the body. 0 outside a request.
-double seconds_since_request_headers();
-
 // The route groups (one file each).
-void add_openai_routes(httplib::Server& server, ServerContext& context);
-void add_edit_routes(httplib::Server& server, ServerContext& context);
-void add_template_routes(httplib::Server& server, ServerContext& context);
-void add_operations_routes(httplib::Server& server, ServerContext& context);
+void add_openai_routes(Router& server, ServerContext& context);
+void add_edit_routes(Router& server, ServerContext& context);
+void add_template_routes(Router& server, ServerContext& context);
+void add_operations_routes(Router& server, ServerContext& context);
 
 }  // namespace flashps::http

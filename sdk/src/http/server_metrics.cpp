@@ -85,6 +85,9 @@ std::string ServerMetrics::prometheus(const sdk::EngineCounters& engine, bool re
   out += "flashps_running_batch_size " + std::to_string(running.load()) + "\n";
   metric(out, "flashps_http_connections", "gauge", "Open HTTP connections");
   out += "flashps_http_connections " + std::to_string(connections.load()) + "\n";
+  metric(out, "flashps_edits_cancelled_client_gone_total", "counter",
+         "Edits cancelled because the client waiting for the answer disconnected");
+  out += "flashps_edits_cancelled_client_gone_total " + std::to_string(cancelled_client_gone.load()) + "\n";
   metric(out, "flashps_workers", "gauge", "Engine workers (devices)");
   out += "flashps_workers " + std::to_string(engine.workers) + "\n";
   metric(out, "flashps_engine_steps_total", "counter", "Batched denoising steps run");

@@ -35,6 +35,8 @@ class ServerMetrics {
   std::atomic<int> connections{0};
   std::atomic<int> queued{0};   // submitted, not yet denoising
   std::atomic<int> running{0};  // denoising now
+  // Edits cancelled because the client that waited for their answer disconnected.
+  std::atomic<int64_t> cancelled_client_gone{0};
 
   void count_http(int status);
   // "done", "failed", "cancelled", "deadline_exceeded", "rejected"

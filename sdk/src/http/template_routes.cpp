@@ -1,7 +1,7 @@
 // Templates: POST /v1/templates runs a template in full and captures it (later edits of that image
 // reuse it: the mask-aware cache); GET /v1/templates lists the store's captures; DELETE
 // /v1/templates/{hash prefix} removes them. The store is reached only through the SDK.
-#include <httplib.h>
+#include "http/router.h"
 
 #include <chrono>
 
@@ -18,7 +18,7 @@ sdk::Store store_of(ServerContext& context) {
   return sdk::Store::borrow(context.options.store);
 }
 
-void register_template(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
+void register_template(const Request& request, Response& response, ServerContext& context) {
   context.check_accepting();
   const EditForm form = read_edit_form(request, context.options.limits);
   const sdk::EditOptions options = edit_options_of(form);  // the settings first: they cost nothing to check
@@ -41,11 +41,11 @@ void register_template(const httplib::Request& request, httplib::Response& respo
 
 }  // namespace
 
-void add_template_routes(httplib::Server& server, ServerContext& context) {
-  server.Post("/v1/templates", guarded([&context](const httplib::Request& request, httplib::Response& response) {
+void add_template_routes(Router& server, ServerContext& context) {
+  server.Post("/v1/templates", guarded([&context](const Request& request, Response& response) {
                 register_template(request, response, context);
               }));
-  server.Get("/v1/templates", guarded([&context](const httplib::Request&, httplib::Response& response) {
+  server.Get("/v1/templates", guarded([&context](const Request&, Response& response) {
                json list = json::array();
                for (const sdk::CaptureInfo& capture : store_of(context).list())
                  list.push_back({{"template_hash", capture.template_hash},
@@ -58,7 +58,7 @@ void add_template_routes(httplib::Server& server, ServerContext& context) {
                respond_json(response, 200, {{"object", "list"}, {"data", list}});
              }));
   server.Delete("/v1/templates/([0-9a-f]{4,64})",
-                guarded([&context](const httplib::Request& request, httplib::Response& response) {
+                guarded([&context](const Request& request, Response& response) {
                   const int removed = store_of(context).remove(request.matches[1], false);
                   respond_json(response, 200, {{"removed", removed}});
                 }));

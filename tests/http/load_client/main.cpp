@@ -18,7 +18,7 @@
 //   openai             POST /v1/images/edits multipart (response_format=b64_json): 200 with a PNG in
 //                      data[0].b64_json; the edit named by X-Flashps-Edit-Ids reads done
 //   openai_disconnect  the same with a 0.2 s read timeout: the client hangs up while the server
-//                      works; nothing to check but that the server stays healthy
+//                      works; the server cancels its edit (checked through /metrics)
 //
 // Every accepted edit is followed until it reaches a terminal outcome, and every observation of it
 // (status polls, the DELETE answer, the SSE event, the final re-check) must agree: never two
@@ -30,9 +30,10 @@
 //
 // --check-metrics: /metrics is read before and after the run (the server must carry no other
 // traffic meanwhile); after the run the client waits for the server to go idle and requires that
-// flashps_edits_total's outcomes match what it saw (cancelled, deadline_exceeded and failed
-// exactly; done up to the edits of openai_disconnect requests the client never saw answered,
-// accounting for the 429s it never saw either), that no 500/502 answers were given, and that the
+// flashps_edits_total's outcomes match what it saw (deadline_exceeded and failed exactly; done and
+// cancelled up to the edits of openai_disconnect requests the client never saw answered, which the
+// server cancels when it sees the client go (flashps_edits_cancelled_client_gone_total) or finishes
+// first, accounting for the 429s it never saw either), that no 500/502 answers were given, and that the
 // open-connections gauge goes back to the client's own /metrics connection.
 //
 // --allow-draining: a SIGTERM comes during the run: 503 draining (and 503 cancelled for a blocking
@@ -185,16 +186,23 @@ int main(int argc, char** argv) {
         const int64_t deadline = delta(outcome_metric("deadline_exceeded")), failed = delta(outcome_metric("failed"));
         const int64_t rejected = delta(outcome_metric("rejected"));
         const int64_t unseen_rejected = rejected - run.seen_429;
-        const int64_t untracked_done = done - tracked_done;  // edits of openai_disconnect requests
+        // The edits of openai_disconnect requests: cancelled when the server saw the client go
+        // (flashps_edits_cancelled_client_gone_total), done when they finished first.
+        const int64_t untracked_done = done - tracked_done, untracked_cancelled = cancelled - tracked_cancelled;
+        const int64_t gone = delta("flashps_edits_cancelled_client_gone_total");
         std::ostringstream why;
-        if (cancelled != tracked_cancelled) why << "cancelled " << cancelled << " != client's " << tracked_cancelled << "; ";
+        if (untracked_cancelled < 0) why << "cancelled " << cancelled << " < client's " << tracked_cancelled << "; ";
+        if (gone < untracked_cancelled || gone > run.openai_timed_out)
+          why << "cancelled for gone clients " << gone << ", but " << untracked_cancelled << " untracked cancels and "
+              << run.openai_timed_out << " OpenAI requests hung up; ";
         if (deadline != tracked_deadline) why << "deadline_exceeded " << deadline << " != client's " << tracked_deadline << "; ";
         if (failed != tracked_failed) why << "failed " << failed << " != client's " << tracked_failed << "; ";
         if (unseen_rejected < 0 || unseen_rejected > run.openai_timed_out)
           why << "rejected " << rejected << " vs 429s seen " << run.seen_429 << "; ";
-        if (untracked_done + unseen_rejected != run.openai_timed_out)
-          why << "done " << done << " = client's " << tracked_done << " + " << untracked_done
-              << " untracked, but " << run.openai_timed_out << " OpenAI requests hung up and " << unseen_rejected
+        if (untracked_done + untracked_cancelled + unseen_rejected != run.openai_timed_out)
+          why << "done " << done << " = client's " << tracked_done << " + " << untracked_done << " untracked, cancelled "
+              << cancelled << " = client's " << tracked_cancelled << " + " << untracked_cancelled << " untracked, but "
+              << run.openai_timed_out << " OpenAI requests hung up and " << unseen_rejected
               << " of them were refused unseen (an edit created by a half upload, or lost?); ";
         if (metric(after, "flashps_queue_depth") != 0 || metric(after, "flashps_running_batch_size") != 0)
           why << "queue_depth " << metric(after, "flashps_queue_depth") << ", running " << metric(after, "flashps_running_batch_size") << "; ";
@@ -206,7 +214,8 @@ int main(int argc, char** argv) {
         mismatch = why.str();
         metrics_report = {{"done", done},         {"cancelled", cancelled},   {"deadline_exceeded", deadline},
                           {"failed", failed},     {"rejected", rejected},     {"unseen_rejected", unseen_rejected},
-                          {"untracked_done", untracked_done},
+                          {"untracked_done", untracked_done}, {"untracked_cancelled", untracked_cancelled},
+                          {"cancelled_client_gone", gone},
                           {"edits_total", done + cancelled + deadline + failed},
                           {"http_connections", metric(after, "flashps_http_connections")}};
       }
