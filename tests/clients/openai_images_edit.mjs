@@ -303,6 +303,62 @@ await check('images.edit with a mask of another size: resized by the SDK like ev
   return `${size.width}x${size.height}`;
 });
 
+// ---- Timeout and retries with an Idempotency-Key ----
+// The library sends no Idempotency-Key by itself (its idempotencyHeader is unset in 5.x), but
+// per-request headers are the same on each retry: with one, each retry joins the edit the first
+// attempt started, so the server computes it once however often the client times out.
+const authorization = { Authorization: `Bearer ${apiKey}` };
+async function metric(name) {
+  const response = await fetch(`${baseUrl}/metrics`, { headers: authorization });
+  const text = await response.text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  if (!line) throw new Error(`/metrics has no ${name} (HTTP ${response.status})`);
+  return Number(line.slice(name.length + 1));
+}
+const editsInFlight = async () =>
+  (await metric('flashps_queue_depth')) + (await metric('flashps_running_batch_size'));
+const editsDone = () => metric('flashps_edits_total{outcome="done"}');
+const longEdit = async (extra) => ({ model: 'flashps', image: await image(), mask: await mask(), prompt: 'a red kite',
+                                     response_format: 'b64_json', steps: 6, ...extra });
+
+await check('images.edit with timeout, maxRetries: 2 and an Idempotency-Key: one edit computing at any moment, '
+            + 'computed once', async () => {
+  // The edit's own duration, then a timeout of 60% of it: the first attempts time out, and the
+  // third (after two timeouts and the client's backoffs) finds the one edit finished.
+  let started = Date.now();
+  await client.images.edit(await longEdit({ seed: 1 }));
+  const editMs = Date.now() - started;
+  const retrying = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey, maxRetries: 2, timeout: Math.round(editMs * 0.6) });
+  const doneBefore = await editsDone();
+  let most = 0, watching = true;
+  const watcher = (async () => {
+    while (watching) {
+      most = Math.max(most, await editsInFlight());
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  })();
+  started = Date.now();
+  let outcome, failure;
+  try {
+    const response = await retrying.images.edit(await longEdit({ seed: 2 }),
+                                                 { headers: { 'Idempotency-Key': `retry-${process.pid}-${Date.now()}` } });
+    outcome = `answered after ${Date.now() - started} ms`;
+    expect(response.data?.[0]?.b64_json?.length > 0, 'no image');
+  } catch (error) {
+    failure = error;
+  }
+  // Every edit the attempts started, finished: only then are they all counted.
+  for (let waited = 0; (await editsInFlight()) > 0 && waited < 120_000; waited += 100)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  watching = false;
+  await watcher;
+  const computed = (await editsDone()) - doneBefore;
+  expect(most <= 1 && computed === 1, `${computed} edits computed, at most ${most} queued or computing at once`
+                                      + (failure ? `; the client: ${failure.message}` : ''));
+  if (failure) throw failure;
+  return `edit ${editMs} ms, timeout ${Math.round(editMs * 0.6)} ms, ${outcome}, at most ${most} in flight`;
+});
+
 if (keyRequired) {
   const wrong = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: 'wrong-key-xxxxxxxxxxxx', maxRetries: 0, timeout: 60_000 });
   await check('wrong API key, models.list: AuthenticationError (401)', async () => {

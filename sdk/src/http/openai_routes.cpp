@@ -49,15 +49,42 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
   const double decode_seconds = seconds_since(start);
 
   const uint64_t first_seed = form.seed ? *form.seed : random_seed();
-  std::vector<std::shared_ptr<EditJob>> jobs;
-  try {
-    for (int i = 0; i < form.n; ++i) {
-      options.seed = first_seed + static_cast<uint64_t>(i);
-      jobs.push_back(context.jobs->submit(images, options, form.deadline_seconds, form.output_format));
+  const auto submit = [&] {
+    std::vector<std::shared_ptr<EditJob>> jobs;
+    try {
+      for (int i = 0; i < form.n; ++i) {
+        options.seed = first_seed + static_cast<uint64_t>(i);
+        jobs.push_back(context.jobs->submit(images, options, form.deadline_seconds, form.output_format));
+      }
+    } catch (...) {
+      for (const auto& job : jobs) job->cancel();  // all n or none
+      throw;
     }
-  } catch (...) {
-    for (const auto& job : jobs) job->cancel();  // all n or none
-    throw;
+    return jobs;
+  };
+  // With an Idempotency-Key, a retry joins the edits the key started, running or finished
+  // (idempotency_keys.h). If they end cancelled (their first client went away), the key starts
+  // them anew for this one: a bounded number of times, as each needs another cancel.
+  const std::string key = idempotency_key_of(request);
+  std::vector<std::shared_ptr<EditJob>> jobs;
+  for (int attempt = 0;; ++attempt) {
+    if (key.empty()) {
+      jobs = submit();
+      break;
+    }
+    IdempotentEdits edits = context.idempotency_keys->claim(
+        idempotency_scope_of(request, !context.options.keys.empty()), key,
+        request_fingerprint("/v1/images/edits", form), submit);
+    jobs = std::move(edits.jobs);
+    if (edits.replayed) response.set_header("Idempotent-Replayed", "true");
+    if (!edits.replayed || attempt == 2) break;
+    bool cancelled = false;
+    for (const auto& job : jobs) {
+      job->wait_finished(-1);
+      cancelled |= job->view().outcome == FLASHPS_CANCELLED;
+    }
+    if (!cancelled) break;
+    context.check_accepting();
   }
   const std::string ids = [&] {
     std::string text;
