@@ -5,66 +5,31 @@
 
 #include <catch2/catch.hpp>
 #include <flashps/flashps.hpp>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "core/image.h"
-#include "core/image_encode.h"
 #include "http/base64.h"
 #include "http/http_error.h"
 #include "http/idempotency_keys.h"
-#include "support/temp_dir.h"
-#include "support/tiny_pipeline.h"
+#include "support/openai_edit_server.h"
 
 using namespace flashps;
 using nlohmann::json;
 
 namespace {
 
-std::string png_bytes(const Image& image) {
-  const std::vector<uint8_t> bytes = encode_image(image, ImageFormat::png, 1, "test image");
-  return std::string(bytes.begin(), bytes.end());
-}
+using test::png_bytes;
 
-struct KeyedServer {
-  test::TempDir dir;
-  sdk::Engine engine;
-  sdk::Server server;
-  std::string image = png_bytes(test::gradient_image(64, 64));
-  std::string mask = [] {
-    Image mask(64, 64, 4, 255);
-    for (int y = 24; y < 40; ++y)
-      for (int x = 24; x < 40; ++x) mask.at(x, y, 3) = 0;
-    return png_bytes(mask);
-  }();
-
-  explicit KeyedServer(const std::vector<std::string>& api_keys = {}) {
-    engine = sdk::Engine::open(test::tiny_model(dir), sdk::EngineOptions{});
-    sdk::ServerOptions options;
-    options.listen = "127.0.0.1:0";
-    if (!api_keys.empty()) {
-      options.api_key_file = dir.file("keys");
-      std::ofstream file(options.api_key_file);
-      for (const std::string& key : api_keys) file << key << "\n";
-    }
-    server = sdk::Server::start(engine, options);
-  }
-  int64_t edits_submitted() const { return engine.counters().submitted; }
+struct KeyedServer : test::OpenAiEditServer {
+  using OpenAiEditServer::OpenAiEditServer;
   httplib::Result edit(const std::string& idempotency_key, const std::string& prompt = "a kite",
                        const std::string& api_key = "") const {
-    httplib::Client client("127.0.0.1", server.port());
-    client.set_read_timeout(120, 0);
     httplib::Headers headers;
     if (!idempotency_key.empty()) headers.emplace("Idempotency-Key", idempotency_key);
     if (!api_key.empty()) headers.emplace("Authorization", "Bearer " + api_key);
-    const httplib::MultipartFormDataItems form = {{"image", image, "image.png", "image/png"},
-                                                  {"mask", mask, "mask.png", "image/png"},
-                                                  {"prompt", prompt, "", ""},
-                                                  {"steps", "4", "", ""}};
-    return client.Post("/v1/images/edits", headers, form);
+    return client().Post("/v1/images/edits", headers, form({}, prompt));
   }
 };
 

@@ -31,6 +31,9 @@ void submit_edit(const httplib::Request& request, httplib::Response& response, S
   context.check_accepting();
   const EditForm form = read_edit_form(request, context.options.limits);
   if (form.n != 1) throw HttpError(422, "the native API makes one image per edit; submit several edits", "n");
+  if (form.stream)
+    throw HttpError(400, "stream is for POST /v1/images/edits; the native API streams an edit's progress at "
+                         "GET /v1/edits/{id}/events", "stream");
   const sdk::EditOptions options = edit_options_of(form);  // the settings first: they cost nothing to check
   const EditImages images = decode_edit_images(form, context.options.limits, MaskConvention::white);
   const auto submit = [&] {

@@ -70,7 +70,7 @@ uint64_t request_fingerprint(const std::string& route, const EditForm& form) {
   print.add(form.size).add(form.response_format).add(form.output_format).add(form.cache);
   print.add_number(form.n).add(form.seed).add(form.steps).add(form.mask_grow_pixels).add(form.mask_feather_pixels);
   print.add(form.context_size).add(form.max_sequence_length).add(form.strength).add(form.guidance_scale);
-  print.add_number(form.deadline_seconds);
+  print.add_number(form.deadline_seconds).add_number(form.stream).add_number(form.partial_images);
   return print.value();
 }
 

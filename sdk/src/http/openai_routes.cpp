@@ -1,5 +1,6 @@
 // OpenAI-compatible routes: POST /v1/images/edits (multipart: image, mask, prompt, n, size,
-// response_format, model; the mask's fully transparent pixels mark the region to edit) and
+// response_format, model, stream, partial_images; the mask's fully transparent pixels mark the
+// region to edit; stream=true answers with events, openai_stream.h) and
 // GET /v1/models, answering in that API's shapes so its client libraries work unchanged.
 #include <httplib.h>
 
@@ -9,6 +10,7 @@
 
 #include "http/base64.h"
 #include "http/connection_queue.h"
+#include "http/openai_stream.h"
 #include "http/responses.h"
 #include "http/server_context.h"
 
@@ -47,6 +49,10 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
                              ": this server edits at the image's own size (omit size, or send auto)",
                     "size", "unsupported_size");
   const double decode_seconds = seconds_since(start);
+  if (form.stream) check_stream_form(form);
+  const int partial_images = form.stream ? form.partial_images : 0;
+  const int preview_every =
+      preview_every_steps(options.steps > 0 ? options.steps : context.model.default_steps, partial_images);
 
   const uint64_t first_seed = form.seed ? *form.seed : random_seed();
   const auto submit = [&] {
@@ -54,7 +60,8 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
     try {
       for (int i = 0; i < form.n; ++i) {
         options.seed = first_seed + static_cast<uint64_t>(i);
-        jobs.push_back(context.jobs->submit(images, options, form.deadline_seconds, form.output_format));
+        jobs.push_back(context.jobs->submit(images, options, form.deadline_seconds, form.output_format,
+                                            partial_images, preview_every));
       }
     } catch (...) {
       for (const auto& job : jobs) job->cancel();  // all n or none
@@ -77,7 +84,7 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
         request_fingerprint("/v1/images/edits", form), submit);
     jobs = std::move(edits.jobs);
     if (edits.replayed) response.set_header("Idempotent-Replayed", "true");
-    if (!edits.replayed || attempt == 2) break;
+    if (!edits.replayed || form.stream || attempt == 2) break;  // a stream reports a cancel as its error event
     bool cancelled = false;
     for (const auto& job : jobs) {
       job->wait_finished(-1);
@@ -92,6 +99,12 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
     return text;
   }();
   response.set_header("X-Flashps-Edit-Ids", ids);
+  if (form.stream) {
+    stream_image_edit(response, jobs.front(),
+                      {std::to_string(images.image.width) + "x" + std::to_string(images.image.height),
+                       form.output_format.empty() ? "png" : form.output_format});
+    return;
+  }
 
   double edit_seconds = 0, encode_seconds = 0, finish_seconds = 0;
   const std::string base_url = ServerContext::base_url(request.get_header_value("Host"), context.port);
