@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <flashps/flashps.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -86,6 +87,44 @@ TEST_CASE("HTTP: a request retried with the same Idempotency-Key computes once",
     CHECK(edit_ids(test.edit("one")) != edit_ids(test.edit("two")));
     CHECK(test.edits_submitted() == 4);
   }
+}
+
+TEST_CASE("HTTP: an edit its key started that ended cancelled is not replayed: the key starts it anew",
+          "[http][server]") {
+  KeyedServer test;
+  httplib::Client control = test.client();
+  // A long edit with the key, cancelled by DELETE while it runs; tried again with a new key in
+  // the rare case it finished before the cancel landed (nothing to judge then).
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const httplib::Headers headers = {{"Idempotency-Key", "cancel-me-" + std::to_string(attempt)}};
+    const int64_t submitted_before = test.edits_submitted();
+    int first_status = 0;
+    std::thread client([&] {
+      const auto first = test.client().Post("/v1/images/edits", headers, test.form({{"steps", "1000", "", ""}}));
+      first_status = first ? first->status : -1;
+    });
+    std::string id;
+    for (int i = 0; i < 600 && id.empty(); ++i) {  // the edit is listed from its submission on
+      const auto list = control.Get("/v1/edits");
+      for (const auto& edit : list ? json::parse(list->body)["data"] : json::array())
+        if (!edit["finished"].get<bool>()) id = edit["id"];
+      if (id.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!id.empty()) control.Delete(("/v1/edits/" + id).c_str());
+    client.join();
+    REQUIRE(!id.empty());
+    if (first_status == 200) continue;  // finished before the cancel
+    CHECK(first_status == 503);         // the OpenAI route's answer for a cancelled edit
+
+    const auto retried = test.client().Post("/v1/images/edits", headers, test.form({{"steps", "1000", "", ""}}));
+    REQUIRE(retried);
+    CHECK(retried->status == 200);
+    CHECK(retried->get_header_value("X-Flashps-Edit-Ids") != id);
+    CHECK(retried->get_header_value("Idempotent-Replayed").empty());
+    CHECK(test.edits_submitted() == submitted_before + 2);
+    return;
+  }
+  FAIL("each of 3 long edits finished before its cancel landed");
 }
 
 TEST_CASE("HTTP: an Idempotency-Key reused for another request is refused; keys are per API key",

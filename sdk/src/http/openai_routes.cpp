@@ -29,6 +29,31 @@ uint64_t random_seed() {
   return generator() >> 1;  // within int64 for clients that print it
 }
 
+// The request's edits: `submit`ted, or with an Idempotency-Key those the key started, running or
+// finished (idempotency_keys.h). A joined edit that ends cancelled (its first client went away)
+// is started anew for this request, at most twice, as each needs another cancel. A stream joins
+// without waiting: a cancel reaches it as its error event.
+std::vector<std::shared_ptr<EditJob>> submit_or_join(const httplib::Request& request, httplib::Response& response,
+                                                     ServerContext& context, const EditForm& form,
+                                                     const IdempotencyKeys::Submit& submit) {
+  const std::string key = idempotency_key_of(request);
+  if (key.empty()) return submit();
+  for (int attempt = 0;; ++attempt) {
+    IdempotentEdits edits = context.idempotency_keys->claim(
+        idempotency_scope_of(request, !context.options.keys.empty()), key,
+        request_fingerprint("/v1/images/edits", form), submit);
+    if (edits.replayed) response.set_header("Idempotent-Replayed", "true");
+    if (!edits.replayed || form.stream || attempt == 2) return edits.jobs;
+    bool cancelled = false;
+    for (const auto& job : edits.jobs) {
+      job->wait_finished(-1);
+      cancelled |= job->view().outcome == FLASHPS_CANCELLED;
+    }
+    if (!cancelled) return edits.jobs;
+    context.check_accepting();
+  }
+}
+
 void images_edits(const httplib::Request& request, httplib::Response& response, ServerContext& context) {
   const double receive_seconds = seconds_since_request_headers();
   // Before the request reached this route: the connection waiting for a free connection thread,
@@ -69,30 +94,7 @@ void images_edits(const httplib::Request& request, httplib::Response& response, 
     }
     return jobs;
   };
-  // With an Idempotency-Key, a retry joins the edits the key started, running or finished
-  // (idempotency_keys.h). If they end cancelled (their first client went away), the key starts
-  // them anew for this one: a bounded number of times, as each needs another cancel.
-  const std::string key = idempotency_key_of(request);
-  std::vector<std::shared_ptr<EditJob>> jobs;
-  for (int attempt = 0;; ++attempt) {
-    if (key.empty()) {
-      jobs = submit();
-      break;
-    }
-    IdempotentEdits edits = context.idempotency_keys->claim(
-        idempotency_scope_of(request, !context.options.keys.empty()), key,
-        request_fingerprint("/v1/images/edits", form), submit);
-    jobs = std::move(edits.jobs);
-    if (edits.replayed) response.set_header("Idempotent-Replayed", "true");
-    if (!edits.replayed || form.stream || attempt == 2) break;  // a stream reports a cancel as its error event
-    bool cancelled = false;
-    for (const auto& job : jobs) {
-      job->wait_finished(-1);
-      cancelled |= job->view().outcome == FLASHPS_CANCELLED;
-    }
-    if (!cancelled) break;
-    context.check_accepting();
-  }
+  const std::vector<std::shared_ptr<EditJob>> jobs = submit_or_join(request, response, context, form, submit);
   const std::string ids = [&] {
     std::string text;
     for (const auto& job : jobs) text += (text.empty() ? "" : ",") + job->id();
