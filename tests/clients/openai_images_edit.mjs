@@ -303,6 +303,117 @@ await check('images.edit with a mask of another size: resized by the SDK like ev
   return `${size.width}x${size.height}`;
 });
 
+await check('images.edit stream: true, partial_images: 2: two partial images, then the completed one', async () => {
+  const stream = await client.images.edit({ model: 'flashps', image: await image(), mask: await mask(),
+                                            prompt: 'a red kite', stream: true, partial_images: 2,
+                                            steps: 4 }); // one preview per step at most: enough steps for two
+  const partials = [], completed = [];
+  for await (const event of stream) {
+    if (event.type === 'image_edit.partial_image') partials.push(event);
+    else if (event.type === 'image_edit.completed') completed.push(event);
+    else throw new Error(`unexpected event ${JSON.stringify(event).slice(0, 200)}`);
+  }
+  expect(partials.length === 2, `${partials.length} partial images`);
+  partials.forEach((event, i) => {
+    expect(event.partial_image_index === i, `partial_image_index ${event.partial_image_index}, not ${i}`);
+    pngSize(Buffer.from(event.b64_json, 'base64')); // a PNG (a preview of the edited region)
+  });
+  expect(completed.length === 1, `${completed.length} completed events`);
+  const final = completed[0];
+  const size = pngSize(Buffer.from(final.b64_json, 'base64'));
+  expect(size.width === input.width && size.height === input.height, `completed ${size.width}x${size.height}`);
+  expect(final.size === `${input.width}x${input.height}` && final.output_format === 'png',
+         `size ${final.size}, output_format ${final.output_format}`);
+  expect(Number.isInteger(final.created_at) && typeof final.usage?.total_tokens === 'number',
+         `created_at ${final.created_at}, usage ${JSON.stringify(final.usage)}`);
+  return `${partials.length} partial, 1 completed (${size.width}x${size.height})`;
+});
+
+await check('images.edit stream: true with n=2: BadRequestError (400) naming n, not a plain answer', async () => {
+  const error = await refused(async () => {
+    const stream = await client.images.edit({ image: await image(), mask: await mask(), prompt: 'x', n: 2, stream: true });
+    for await (const event of stream) throw new Error(`an event: ${JSON.stringify(event).slice(0, 100)}`);
+  });
+  expectApiError(error, OpenAI.BadRequestError, 400);
+  expect(error.param === 'n', `param ${JSON.stringify(error.param)}`);
+  return error.error.message;
+});
+
+// ---- Timeout and retries with an Idempotency-Key ----
+// The library sends no Idempotency-Key by itself (its idempotencyHeader is unset in 5.x), but
+// per-request headers are the same on each retry: with one, each retry joins the edit the first
+// attempt started, so the server computes it once however often the client times out.
+const authorization = { Authorization: `Bearer ${apiKey}` };
+const getJson = async (route) => {
+  const response = await fetch(`${baseUrl}${route}`, { headers: authorization });
+  if (!response.ok) throw new Error(`GET ${route}: HTTP ${response.status}`);
+  return response.json();
+};
+// Every edit the server knows, from its submission on (GET /v1/edits).
+const listEdits = async () => (await getJson('/v1/edits')).data;
+const longEdit = async (extra) => ({ model: 'flashps', image: await image(), mask: await mask(), prompt: 'a red kite',
+                                     response_format: 'b64_json', steps: 6, ...extra });
+
+// One request through a client with maxRetries: 2 and `timeout`, an Idempotency-Key on it; what
+// the server did meanwhile: the edits it started and the most of them unfinished at once.
+async function retriedEdit(timeout) {
+  let attempts = 0, timeouts = 0;
+  const retrying = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey, maxRetries: 2, timeout,
+                                fetch: (url, init) => {
+                                  attempts++;
+                                  init?.signal?.addEventListener('abort', () => timeouts++);  // the client's timeout
+                                  return fetch(url, init);
+                                } });
+  const before = new Set((await listEdits()).map((edit) => edit.id));
+  const mine = async () => (await listEdits()).filter((edit) => !before.has(edit.id));
+  let most = 0, watching = true;
+  const watcher = (async () => {
+    while (watching) {
+      most = Math.max(most, (await mine()).filter((edit) => !edit.finished).length);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  })();
+  const started = Date.now();
+  let answered, failure;
+  try {
+    const response = await retrying.images.edit(await longEdit({ seed: 2 }),
+                                                 { headers: { 'Idempotency-Key': `retry-${process.pid}-${Date.now()}` } });
+    answered = Date.now() - started;
+    expect(response.data?.[0]?.b64_json?.length > 0, 'no image');
+  } catch (error) {
+    failure = error;
+  }
+  // Every edit the attempts started, waited for (also those of attempts the client gave up on).
+  for (let waited = 0; (await mine()).some((edit) => !edit.finished) && waited < 120_000; waited += 100)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  watching = false;
+  await watcher;
+  return { attempts, timeouts, answered, failure, most, started: (await mine()).length };
+}
+
+await check('images.edit with timeout, maxRetries: 2 and an Idempotency-Key: one edit computing at any moment, '
+            + 'computed once', async () => {
+  // A timeout shorter than the edit, so the client times out and retries (attempts counted by
+  // its fetch); shorter again on a machine where the edit ran faster than measured.
+  const started = Date.now();
+  await client.images.edit(await longEdit({ seed: 1 }));
+  const editMs = Date.now() - started;
+  for (const share of [0.7, 0.45, 0.3]) {
+    const timeout = Math.round(editMs * share);
+    const run = await retriedEdit(timeout);
+    if (run.timeouts === 0 && !run.failure) continue;  // answered within the timeout: no retry to judge
+    expect(run.most <= 1 && run.started === 1,
+           `${run.started} edits started, at most ${run.most} unfinished at once, ${run.attempts} attempts, `
+           + `${run.timeouts} timed out`
+           + (run.failure ? `; the client: ${run.failure.message}` : ''));
+    if (run.failure) throw run.failure;
+    return `edit ${editMs} ms, timeout ${timeout} ms, ${run.attempts} attempts (${run.timeouts} timed out), `
+           + `answered after ${run.answered} ms, `
+           + `at most ${run.most} unfinished at once`;
+  }
+  throw new Error(`the client never retried: every attempt finished within its timeout (edit ${editMs} ms)`);
+});
+
 if (keyRequired) {
   const wrong = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: 'wrong-key-xxxxxxxxxxxx', maxRetries: 0, timeout: 60_000 });
   await check('wrong API key, models.list: AuthenticationError (401)', async () => {

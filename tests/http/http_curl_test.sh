@@ -307,6 +307,17 @@ request 200 "images/edits n=2" /v1/images/edits -F image=@"$image" -F mask=@"$tm
   -F n=2 -F response_format=b64_json
 expect "n=2 gives 2 images" 'j.data.length === 2 && j.data.every((d) => d.b64_json.startsWith("iVBORw0KGgo"))'
 
+# stream=true: OpenAI's image edit events, partial images from the step previews, then the result.
+request 200 "images/edits stream=true partial_images=2" /v1/images/edits -N -F image=@"$image" \
+  -F mask=@"$tmp/alpha_mask.png" -F prompt=x -F stream=true -F partial_images=2 -F steps=4
+header_value Content-Type | grep -q '^text/event-stream' || fail "stream=true: not text/event-stream"
+summary=$(node "$tool" openai-sse "$tmp/body" 2 768x512 2>&1) || fail "stream=true: $summary"
+ok "stream=true: $summary"
+error_request 400 n "images/edits stream=true with n=2" /v1/images/edits -F image=@"$image" \
+  -F mask=@"$tmp/alpha_mask.png" -F prompt=x -F stream=true -F n=2
+error_request 400 partial_images "images/edits partial_images=4" /v1/images/edits -F image=@"$image" \
+  -F mask=@"$tmp/alpha_mask.png" -F prompt=x -F stream=true -F partial_images=4
+
 error_request 422 n "images/edits n=99" /v1/images/edits -F image=@"$image" -F mask=@"$tmp/alpha_mask.png" -F prompt=x -F n=99
 error_request 422 size "images/edits size=1024x1024 for a 768x512 image" /v1/images/edits -F image=@"$image" \
   -F mask=@"$tmp/alpha_mask.png" -F prompt=x -F size=1024x1024

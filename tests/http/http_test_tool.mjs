@@ -5,6 +5,8 @@
 //   json OUT KEY=VALUE...      a JSON object: @path -> the file's base64, numbers stay numbers
 //   sse FILE [waiting]         checks a Server-Sent Events capture of one edit (order, steps, done last;
 //                              waiting: the first event is before running)
+//   openai-sse FILE N WxH      checks an OpenAI image edit stream: N image_edit.partial_image events
+//                              (indexes 0..N-1, PNGs), then one image_edit.completed with a WxH PNG
 //   eval FILE EXPR             prints EXPR with j = FILE parsed as JSON (strings bare, others as JSON)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { deflateSync } from 'node:zlib';
@@ -92,10 +94,33 @@ if (command === 'mask') {
   const done = events[events.length - 1].json;
   if (!done.finished || done.outcome !== 'done') die(`the last event is not a finished, done edit:\n${text}`);
   console.log(events.map((event) => `${event.event}:${event.json.step}`).join(' '));
+} else if (command === 'openai-sse') {
+  const text = readFileSync(args[0], 'utf8');
+  const events = text.split('\n\n').filter((block) => block.trim() && !block.startsWith(':')).map((block) => {
+    const name = /^event: (.*)$/m.exec(block)?.[1], data = /^data: (.*)$/m.exec(block)?.[1];
+    if (!name || !data) die(`an event without event/data: ${JSON.stringify(block.slice(0, 200))}`);
+    const json = JSON.parse(data);
+    if (json.type !== name) die(`event '${name}' has type '${json.type}'`);
+    const png = Buffer.from(json.b64_json ?? '', 'base64');
+    if (png.length < 24 || png.toString('latin1', 12, 16) !== 'IHDR') die(`event '${name}': b64_json is not a PNG`);
+    return { name, json, size: `${png.readUInt32BE(16)}x${png.readUInt32BE(20)}` };
+  });
+  const partials = Number(args[1]);
+  if (events.length !== partials + 1) die(`expected ${partials} partial images and the completed one, got ` +
+                                          events.map((e) => e.name).join(', '));
+  events.slice(0, partials).forEach((event, i) => {
+    if (event.name !== 'image_edit.partial_image' || event.json.partial_image_index !== i)
+      die(`event ${i}: ${event.name} index ${event.json.partial_image_index}, not partial image ${i}`);
+  });
+  const completed = events[partials];
+  if (completed.name !== 'image_edit.completed' || completed.size !== args[2] || completed.json.size !== args[2] ||
+      typeof completed.json.usage !== 'object')
+    die(`the last event is ${completed.name} of ${completed.size} (size ${completed.json.size}), not the ${args[2]} result`);
+  console.log(events.map((event) => `${event.name}:${event.size}`).join(' '));
 } else if (command === 'eval') {
   const j = JSON.parse(readFileSync(args[0], 'utf8'));
   const value = eval(args[1]);  // eslint-disable-line no-eval
   process.stdout.write(typeof value === 'string' ? value : String(JSON.stringify(value)));
 } else {
-  die(`usage: ${process.argv[1]} mask|header|size|json|sse|eval ...`);
+  die(`usage: ${process.argv[1]} mask|header|size|json|sse|openai-sse|eval ...`);
 }

@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/image.h"
-#include "core/image_encode.h"
+#include "core/image/image.h"
+#include "core/image/image_encode.h"
 #include "http/base64.h"
 #include "http/http_server.h"
 #include "support/temp_dir.h"

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -23,9 +24,31 @@ namespace fs = std::filesystem;
 
 std::string index_path(const std::string& directory) { return (fs::path(directory) / "index.sqlite").string(); }
 
+std::string what_is_there_instead_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
 bool exists(const std::string& path) {
   std::error_code ignored;
   return fs::exists(path, ignored);
+}
+
+// "" when `path` is absent or a regular file (or a link to one), else what it is instead. Such a
+// path is never handed to SQLite: a directory fails with "disk I/O error", a FIFO blocks its reads.
+std::string what_is_there_instead(const std::string& path) {
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0 || S_ISREG(link.st_mode)) return "";
+  struct stat target {};
+  if (S_ISLNK(link.st_mode)) {
+    if (::stat(path.c_str(), &target) != 0) return "a symbolic link to nothing";
+    if (S_ISREG(target.st_mode)) return "";
+    return "a symbolic link to " + what_is_there_instead_kind(target.st_mode);
+  }
+  return what_is_there_instead_kind(link.st_mode);
 }
 
 int64_t free_bytes(const std::string& directory) {
@@ -59,8 +82,27 @@ int schema_version(SqliteDb& db) {
   return query.step() ? static_cast<int>(query.integer(0)) : 0;
 }
 
+// The store without its index: an empty one in memory, read-only (writes would be lost with it),
+// for an index path that holds something else and cannot be moved aside. Editing computes in
+// full; the notes and every refused write say how to recover.
+OpenedIndex open_without_index(const std::string& why) {
+  OpenedIndex opened;
+  opened.db = std::make_unique<SqliteDb>(":memory:");
+  migrate_store_schema(*opened.db);
+  opened.read_only = true;
+  opened.read_only_reason = why;
+  opened.notes.push_back("the store opened without an index, so no cached template is reused and nothing is "
+                         "registered: " + why);
+  return opened;
+}
+
 OpenedIndex open_read_only(const std::string& directory, const std::string& reason) {
   const std::string path = index_path(directory);
+  const std::string instead = what_is_there_instead(path);
+  if (!instead.empty())
+    return open_without_index(path + " is " + instead + ", not the index, and the store is read-only (" + reason +
+                              ") so it is not moved aside: move it away yourself (`mv " + path + " " + path +
+                              ".aside`), or make the folder writable and run `flashps cache gc`");
   if (!exists(path))
     throw IoError(directory + ": the store folder cannot be written (" + reason + ") and holds no index yet");
   OpenedIndex opened;
@@ -113,6 +155,16 @@ OpenedIndex open_store_index(const std::string& directory, bool read_only_reques
                   "; give a writable folder with --cache-dir or FLASHPS_CACHE_DIR");
   }
   OpenedIndex opened;
+  const std::string instead = what_is_there_instead(index_path(directory));
+  if (!instead.empty()) {
+    // The same rule as an unreadable index: moved aside, kept, an empty index started.
+    try {
+      const std::string note = set_aside_index(directory, "it is " + instead + ", not a file", /*probe=*/false);
+      if (!note.empty()) opened.notes.push_back(note);
+    } catch (const IoError& error) {
+      return open_without_index(error.what());
+    }
+  }
   try {
     opened.db = std::make_unique<SqliteDb>(index_path(directory));
     migrate_store_schema(*opened.db);
@@ -134,8 +186,13 @@ OpenedIndex open_store_index(const std::string& directory, bool read_only_reques
 }
 
 std::string set_aside_damaged_index(const std::string& directory, const SqliteError& failure) {
+  return set_aside_index(directory,
+                         failure.code() == SQLITE_NOTADB ? "not an SQLite database" : "its pages are malformed",
+                         /*probe=*/true);
+}
+
+std::string set_aside_index(const std::string& directory, const std::string& problem, bool probe) {
   const std::string path = index_path(directory);
-  const std::string problem = failure.code() == SQLITE_NOTADB ? "not an SQLite database" : "its pages are malformed";
   // One process repairs at a time; a later one finds the index readable again and leaves it.
   const std::string lock_path = (fs::path(directory) / "recovery.lock").string();
   const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -149,12 +206,17 @@ std::string set_aside_damaged_index(const std::string& directory, const SqliteEr
     int fd;
     ~Unlock() { ::close(fd); }
   } unlock{lock};
-  try {
-    SqliteDb probe(path);
-    Statement check(probe, "PRAGMA quick_check");
-    if (check.step() && check.text(0) == "ok") return "";  // repaired by another process meanwhile
-  } catch (const SqliteError& error) {
-    if (!error.corrupt()) throw;
+  // Repaired by another process meanwhile? (SQLite never opens what is not a regular file.)
+  const bool not_a_file = !what_is_there_instead(path).empty();
+  if (!probe && !not_a_file) return "";
+  if (probe && !not_a_file) {
+    try {
+      SqliteDb check_db(path);
+      Statement check(check_db, "PRAGMA quick_check");
+      if (check.step() && check.text(0) == "ok") return "";
+    } catch (const SqliteError& error) {
+      if (!error.corrupt()) throw;
+    }
   }
 
   char stamp[32];

@@ -4,8 +4,10 @@
 //     a message saying how to make it writable);
 //   - a full disk opens the index exclusively, which needs no new -shm file, so eviction and
 //     removal (which free space before they write) still run;
-//   - an unreadable index is moved aside with the segments it indexed, never deleted, and an
-//     empty index takes its place.
+//   - an unreadable index, or an index path that is not a regular file (a directory, a FIFO, a
+//     link to nothing), is moved aside with the segments it indexed, never deleted, and an
+//     empty index takes its place; when it cannot be moved, the store opens without an index
+//     (read-only, empty) and says how to recover.
 // Each degradation leaves a note naming the command that recovers from it.
 #pragma once
 #include <memory>
@@ -32,5 +34,9 @@ OpenedIndex open_store_index(const std::string& directory, bool read_only_reques
 // saying so. Serialised between processes; does nothing (returns "") when another process
 // repaired the index meanwhile. Throws IoError when the files cannot be moved.
 std::string set_aside_damaged_index(const std::string& directory, const SqliteError& problem);
+// The same for an index path that is `problem` (e.g. "it is a directory, not a file"). With
+// `probe`, an index that reads cleanly is left (repaired meanwhile); without, one that is a
+// regular file again is.
+std::string set_aside_index(const std::string& directory, const std::string& problem, bool probe);
 
 }  // namespace flashps::cache

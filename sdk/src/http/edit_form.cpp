@@ -123,6 +123,15 @@ void set_field(EditForm& form, const std::string& name, const std::string& value
     form.strength = static_cast<float>(parse_number(value, name));
   } else if (name == "guidance_scale") {
     form.guidance_scale = static_cast<float>(parse_number(value, name));
+  } else if (name == "stream") {
+    if (value != "true" && value != "false")
+      throw HttpError(400, "stream must be true or false, not '" + value.substr(0, 40) + "'", name);
+    form.stream = value == "true";
+  } else if (name == "partial_images") {
+    const int64_t count = parse_integer(value, name);
+    if (count < 0 || count > 3)
+      throw HttpError(400, "partial_images is " + std::to_string(count) + "; it must be 0 to 3", name);
+    form.partial_images = static_cast<int>(count);
   } else if (name == "deadline_seconds") {
     const double seconds = parse_number(value, name);
     if (seconds < 0 || seconds > 86400) throw HttpError(400, "deadline_seconds must be in 0..86400", name);
@@ -209,6 +218,8 @@ EditForm read_json_edit_form(const std::string& body, const FormLimits& limits) 
         set_field(form, name, std::to_string(static_cast<int64_t>(number)), limits);
       else
         set_field(form, name, json(number).dump(), limits);
+    } else if (value.is_boolean()) {
+      set_field(form, name, value.get<bool>() ? "true" : "false", limits);
     } else if (!value.is_null()) {
       if (name == "prompt" || name == "n" || name == "seed" || name == "steps" || name == "strength" || name == "size")
         throw HttpError(400, name + " has the wrong type", name);

@@ -33,6 +33,8 @@ struct EditForm {
   std::optional<int> steps, mask_grow_pixels, mask_feather_pixels, context_size, max_sequence_length;
   std::optional<float> strength, guidance_scale;
   double deadline_seconds = 0;
+  bool stream = false;     // OpenAI: answer with Server-Sent Events (openai_stream.h)
+  int partial_images = 0;  // OpenAI, with stream: 0..3 partial images before the final one
 };
 
 // Reads a multipart/form-data or application/json request. Throws HttpError: 415 for another

@@ -68,6 +68,21 @@ std::shared_ptr<const std::string> EditJob::result() const {
   return result_;
 }
 
+std::vector<std::shared_ptr<const std::string>> EditJob::partial_images() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return partial_images_;
+}
+
+void EditJob::add_waiter() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++waiters_;
+}
+
+bool EditJob::release_waiter() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return --waiters_ <= 0 && !state_.finished;
+}
+
 void EditJob::cancel() const {
   sdk::Request request;
   {
@@ -79,6 +94,20 @@ void EditJob::cancel() const {
 
 void EditJob::on_event(const sdk::Event& event, ServerMetrics& metrics) {
   std::function<void()> ready;
+  std::shared_ptr<const std::string> partial;
+  if (event.preview && partial_images_wanted_ > 0) {
+    bool wanted = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      wanted = static_cast<int>(partial_images_.size()) < partial_images_wanted_;
+    }
+    void* bytes = nullptr;
+    size_t size = 0;
+    // Encoded here: the preview is valid during the callback only. A failure only loses a preview.
+    if (wanted && flashps_image_encode(event.preview, output_format_.c_str(), &bytes, &size) == FLASHPS_OK)
+      partial = std::make_shared<const std::string>(static_cast<const char*>(bytes), size);
+    flashps_buffer_free(bytes);
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const Phase before = phase_of(state_.status), after = phase_of(event.status);
@@ -102,6 +131,10 @@ void EditJob::on_event(const sdk::Event& event, ServerMetrics& metrics) {
     state_.seconds = event.seconds;
     state_.worker = event.worker;
     if (!event.message.empty()) state_.error = event.message;
+    if (partial && static_cast<int>(partial_images_.size()) < partial_images_wanted_) {
+      partial_images_.push_back(std::move(partial));
+      state_.partial_images = static_cast<int>(partial_images_.size());
+    }
     ++state_.version;
     if (is_terminal(event.status)) {
       terminal_event_ = true;
@@ -166,7 +199,8 @@ std::string EditJobs::new_id() {
 }
 
 std::shared_ptr<EditJob> EditJobs::submit(const EditImages& images, const sdk::EditOptions& options,
-                                          double deadline_seconds, const std::string& output_format) {
+                                          double deadline_seconds, const std::string& output_format,
+                                          int partial_images, int preview_every_steps) {
   std::shared_ptr<EditJob> job;
   {
     std::lock_guard<std::mutex> lock(jobs_mutex_);
@@ -176,6 +210,7 @@ std::shared_ptr<EditJob> EditJobs::submit(const EditImages& images, const sdk::E
   }
   job->state_.id = job->id();
   job->state_.output_format = job->output_format_;
+  job->partial_images_wanted_ = partial_images;
   job->on_ready_to_finish_ = [this, weak = std::weak_ptr<EditJob>(job)] {
     if (auto ready = weak.lock()) {
       // Notified under the lock: this runs on the engine's event thread, and once the lock is
@@ -193,6 +228,7 @@ std::shared_ptr<EditJob> EditJobs::submit(const EditImages& images, const sdk::E
   }
   sdk::SubmitOptions submit;
   submit.deadline_seconds = deadline_seconds;
+  if (partial_images > 0) submit.preview_every_steps = std::max(1, preview_every_steps);
   submit.on_event = [job, &metrics = metrics_](const sdk::Event& event) { job->on_event(event, metrics); };
   try {
     job->attach(engine_.submit(images.image, images.mask, options, submit));

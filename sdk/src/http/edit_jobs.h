@@ -39,6 +39,7 @@ struct JobView {
   double finish_seconds = 0; // from the engine's terminal event to finished, less encoding
   uint64_t version = 0;      // grows with every change (Server-Sent Events resume from it)
   uint64_t sequence = 0;     // submission order
+  int partial_images = 0;    // encoded step previews so far (EditJob::partial_images)
 };
 
 class EditJob {
@@ -52,7 +53,15 @@ class EditJob {
   bool wait_finished(double timeout_seconds) const;
   // The encoded result of a done job; empty otherwise.
   std::shared_ptr<const std::string> result() const;
+  // Step previews (the processed region), encoded in the output format, in step order: at most
+  // the count submit() was asked for (OpenAI's partial_images).
+  std::vector<std::shared_ptr<const std::string>> partial_images() const;
   void cancel() const;
+  // Clients waiting for this job's answer (an Idempotency-Key lets several share one edit).
+  // release_waiter() is called when one goes away; true when it was the last and the job is still
+  // running, so nobody reads its answer any more and it should be cancelled.
+  void add_waiter() const;
+  bool release_waiter() const;
 
  private:
   friend class EditJobs;
@@ -70,6 +79,9 @@ class EditJob {
   std::chrono::steady_clock::time_point terminal_at_;
   int last_step_ = 0;
   std::shared_ptr<const std::string> result_;
+  mutable int waiters_ = 0;
+  int partial_images_wanted_ = 0;  // set before submission, then read only
+  std::vector<std::shared_ptr<const std::string>> partial_images_;
   std::chrono::steady_clock::time_point finished_at_;
   std::function<void()> on_ready_to_finish_;  // set by EditJobs: queues the job for its finisher
 };
@@ -87,9 +99,11 @@ class EditJobs {
   EditJobs& operator=(const EditJobs&) = delete;
 
   // Submits one edit. Throws HttpError: 429 when the engine's queue is full, 400/422 when the
-  // engine refuses the input, 503 when it is closing.
+  // engine refuses the input, 503 when it is closing. With partial_images > 0 the engine makes
+  // step previews every `preview_every_steps`, and the job keeps the first partial_images.
   std::shared_ptr<EditJob> submit(const EditImages& images, const sdk::EditOptions& options, double deadline_seconds,
-                                  const std::string& output_format);
+                                  const std::string& output_format, int partial_images = 0,
+                                  int preview_every_steps = 0);
   std::shared_ptr<EditJob> find(const std::string& id);
   std::vector<JobView> list(size_t at_most);
   int unfinished() const;

@@ -31,9 +31,26 @@ void submit_edit(const Request& request, Response& response, ServerContext& cont
   context.check_accepting();
   const EditForm form = read_edit_form(request, context.options.limits);
   if (form.n != 1) throw HttpError(422, "the native API makes one image per edit; submit several edits", "n");
+  if (form.stream)
+    throw HttpError(400, "stream is for POST /v1/images/edits; the native API streams an edit's progress at "
+                         "GET /v1/edits/{id}/events", "stream");
   const sdk::EditOptions options = edit_options_of(form);  // the settings first: they cost nothing to check
   const EditImages images = decode_edit_images(form, context.options.limits, MaskConvention::white);
-  const auto job = context.jobs->submit(images, options, form.deadline_seconds, form.output_format);
+  const auto submit = [&] {
+    return std::vector<std::shared_ptr<EditJob>>{
+        context.jobs->submit(images, options, form.deadline_seconds, form.output_format)};
+  };
+  // With an Idempotency-Key, a retry answers with the edit the key started (idempotency_keys.h).
+  const std::string key = idempotency_key_of(request);
+  IdempotentEdits edits{};
+  if (key.empty()) {
+    edits.jobs = submit();
+  } else {
+    edits = context.idempotency_keys->claim(idempotency_scope_of(request, !context.options.keys.empty()), key,
+                                            request_fingerprint("/v1/edits", form), submit);
+    if (edits.replayed) response.set_header("Idempotent-Replayed", "true");
+  }
+  const auto& job = edits.jobs.front();
   const std::string base_url = base_url_of(request, context);
   response.set_header("Location", "/v1/edits/" + job->id());
   respond_json(response, 202, job_json(job->view(), base_url));

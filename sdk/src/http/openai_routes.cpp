@@ -1,5 +1,6 @@
 // OpenAI-compatible routes: POST /v1/images/edits (multipart: image, mask, prompt, n, size,
-// response_format, model; the mask's fully transparent pixels mark the region to edit) and
+// response_format, model, stream, partial_images; the mask's fully transparent pixels mark the
+// region to edit; stream=true answers with events, openai_stream.h) and
 // GET /v1/models, answering in that API's shapes so its client libraries work unchanged.
 #include "http/router.h"
 
@@ -8,6 +9,7 @@
 #include <random>
 
 #include "http/base64.h"
+#include "http/openai_stream.h"
 #include "http/responses.h"
 #include "http/server_context.h"
 
@@ -24,6 +26,31 @@ uint64_t random_seed() {
   static std::mt19937_64 generator{std::random_device{}()};
   std::lock_guard<std::mutex> lock(mutex);
   return generator() >> 1;  // within int64 for clients that print it
+}
+
+// The request's edits: `submit`ted, or with an Idempotency-Key those the key started, running or
+// finished (idempotency_keys.h). A joined edit that ends cancelled (its first client went away)
+// is started anew for this request, at most twice, as each needs another cancel. A stream joins
+// without waiting: a cancel reaches it as its error event.
+std::vector<std::shared_ptr<EditJob>> submit_or_join(const Request& request, Response& response,
+                                                     ServerContext& context, const EditForm& form,
+                                                     const IdempotencyKeys::Submit& submit) {
+  const std::string key = idempotency_key_of(request);
+  if (key.empty()) return submit();
+  for (int attempt = 0;; ++attempt) {
+    IdempotentEdits edits = context.idempotency_keys->claim(
+        idempotency_scope_of(request, !context.options.keys.empty()), key,
+        request_fingerprint("/v1/images/edits", form), submit);
+    if (edits.replayed) response.set_header("Idempotent-Replayed", "true");
+    if (!edits.replayed || form.stream || attempt == 2) return edits.jobs;
+    bool cancelled = false;
+    for (const auto& job : edits.jobs) {
+      job->wait_finished(-1);
+      cancelled |= job->view().outcome == FLASHPS_CANCELLED;
+    }
+    if (!cancelled) return edits.jobs;
+    context.check_accepting();
+  }
 }
 
 void images_edits(const Request& request, Response& response, ServerContext& context) {
@@ -46,32 +73,49 @@ void images_edits(const Request& request, Response& response, ServerContext& con
                              ": this server edits at the image's own size (omit size, or send auto)",
                     "size", "unsupported_size");
   const double decode_seconds = seconds_since(start);
+  if (form.stream) check_stream_form(form);
+  const int partial_images = form.stream ? form.partial_images : 0;
+  const int preview_every =
+      preview_every_steps(options.steps > 0 ? options.steps : context.model.default_steps, partial_images);
 
   const uint64_t first_seed = form.seed ? *form.seed : random_seed();
-  std::vector<std::shared_ptr<EditJob>> jobs;
-  try {
-    for (int i = 0; i < form.n; ++i) {
-      options.seed = first_seed + static_cast<uint64_t>(i);
-      jobs.push_back(context.jobs->submit(images, options, form.deadline_seconds, form.output_format));
+  const auto submit = [&] {
+    std::vector<std::shared_ptr<EditJob>> jobs;
+    try {
+      for (int i = 0; i < form.n; ++i) {
+        options.seed = first_seed + static_cast<uint64_t>(i);
+        jobs.push_back(context.jobs->submit(images, options, form.deadline_seconds, form.output_format,
+                                            partial_images, preview_every));
+      }
+    } catch (...) {
+      for (const auto& job : jobs) job->cancel();  // all n or none
+      throw;
     }
-  } catch (...) {
-    for (const auto& job : jobs) job->cancel();  // all n or none
-    throw;
-  }
+    return jobs;
+  };
+  const std::vector<std::shared_ptr<EditJob>> jobs = submit_or_join(request, response, context, form, submit);
   const std::string ids = [&] {
     std::string text;
     for (const auto& job : jobs) text += (text.empty() ? "" : ",") + job->id();
     return text;
   }();
   response.set_header("X-Flashps-Edit-Ids", ids);
-  // Nobody reads the answer of a client that went away: its edits stop at their next step.
+  // Nobody reads the answer of a client that went away: its edits stop at their next step,
+  // unless another request (a retry with the same Idempotency-Key) waits for them too.
+  for (const auto& job : jobs) job->add_waiter();
   request.presence->on_gone([jobs, &metrics = context.metrics] {
     for (const auto& job : jobs) {
-      if (job->view().finished) continue;
+      if (!job->release_waiter()) continue;
       job->cancel();
       ++metrics.cancelled_client_gone;
     }
   });
+  if (form.stream) {
+    stream_image_edit(response, jobs.front(),
+                      {std::to_string(images.image.width) + "x" + std::to_string(images.image.height),
+                       form.output_format.empty() ? "png" : form.output_format});
+    return;
+  }
 
   double edit_seconds = 0, encode_seconds = 0, finish_seconds = 0;
   const std::string base_url = ServerContext::base_url(request.get_header_value("Host"), context.port);

@@ -1,5 +1,6 @@
 #include "http/server_context.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "http/http_error.h"
@@ -12,6 +13,9 @@ ServerContext::ServerContext(sdk::Engine engine_, ServerOptions options_)
   if (model_name.empty()) model_name = std::filesystem::path(model.model_dir).filename().string();
   if (model_name.empty()) model_name = "flashps";
   jobs = std::make_unique<EditJobs>(engine, metrics, options.retention);
+  // Keys live as long as finished edits are kept: a key whose edit is forgotten cannot replay it.
+  idempotency_keys = std::make_unique<IdempotencyKeys>(
+      IdempotencyLimits{static_cast<size_t>(std::max(16, 4 * options.retention.keep_results)), options.retention.keep_seconds});
 }
 
 void ServerContext::check_accepting() const {

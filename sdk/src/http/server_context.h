@@ -11,6 +11,7 @@
 #include "http/api_keys.h"
 #include "http/edit_form.h"
 #include "http/edit_jobs.h"
+#include "http/idempotency_keys.h"
 #include "http/listen_address.h"
 #include "http/router.h"
 #include "http/server_metrics.h"
@@ -45,6 +46,7 @@ struct ServerContext {
   std::string model_name;
   ServerMetrics metrics;
   std::unique_ptr<EditJobs> jobs;
+  std::unique_ptr<IdempotencyKeys> idempotency_keys;  // Idempotency-Key on the edit routes
   std::atomic<bool> draining{false};
   int port = 0;
 
