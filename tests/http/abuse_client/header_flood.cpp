@@ -42,7 +42,7 @@ void flood_one_connection(const Options& options, const std::atomic<bool>& stop,
   size_t sent = 0;
   const double limit = options.flood_mb * 1048576.0;
   int64_t next_header = 0;
-  std::string head = "POST /v1/edits HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
+  std::string head = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   Sent result = send_bytes(fd, head.data(), head.size(), &sent);
   const auto started = Clock::now();
   std::string ending;
