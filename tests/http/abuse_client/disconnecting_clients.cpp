@@ -31,7 +31,7 @@ json run_disconnecting_clients(const Options& options, const std::atomic<bool>& 
       }
     });
   for (std::thread& thread : threads) thread.join();
-  return {{"requests", tally.all_seconds().size()}, {"outcomes", tally.outcomes()}};
+  return {{"requests", tally.seconds_of().size()}, {"outcomes", tally.outcomes()}};
 }
 
 }  // namespace abuse

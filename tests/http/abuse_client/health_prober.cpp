@@ -18,7 +18,7 @@ json probe_health(const Options& options, const std::atomic<bool>& stop) {
   int64_t probes = 0;
   for (const auto& entry : outcomes) probes += entry.second;
   return {{"probes", probes}, {"ok", tally.count("ok")}, {"failures", tally.errors()},
-          {"latency", latency_summary(tally.all_seconds())}};
+          {"latency", latency_summary(tally.seconds_of())}};
 }
 
 }  // namespace abuse

@@ -69,11 +69,14 @@ json run_phase(const std::string& name, const Options& options, const Media& med
       {"phase", name},
       {"aborted", aborted.empty() ? json(nullptr) : json(aborted)},
       {"ordinary",
-       {{"requests", ordinary.all_seconds().size()},
+       {{"requests", ordinary.seconds_of().size()},
         {"ok", ok},
         {"seconds", elapsed},
         {"throughput", elapsed > 0 ? double(ok) / elapsed : 0.0},
-        {"latency", latency_summary(ordinary.ok_seconds())},
+        {"latency", latency_summary(ordinary.seconds_of({"ok"}))},
+        // A request still waiting when the phase ended counts with its wait so far (a lower bound):
+        // a server that answers nobody must not show the latency of the few it answered.
+        {"latency_with_unanswered", latency_summary(ordinary.seconds_of({"ok", "unanswered_at_end"}))},
         {"errors", ordinary.errors()}}},
       {"health", health_summary},
       {"rss", rss.phase_summary()},

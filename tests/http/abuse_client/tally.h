@@ -1,5 +1,6 @@
 // Outcomes and latencies gathered by many threads, summarised as counts and percentiles.
 #pragma once
+#include <algorithm>
 #include <mutex>
 
 #include "abuse.h"
@@ -16,35 +17,30 @@ class Tally {
   // One ended request: its outcome ("ok", or an error kind) and how long it took.
   void add(const std::string& outcome, double seconds) {
     std::lock_guard<std::mutex> lock(mutex_);
-    ++outcomes_[outcome];
-    (outcome == "ok" ? ok_seconds_ : failed_seconds_).push_back(seconds);
+    seconds_[outcome].push_back(seconds);
   }
-  std::vector<double> ok_seconds() const {
+  // The durations of the requests that ended in one of `outcomes` (all of them when empty).
+  std::vector<double> seconds_of(const std::vector<std::string>& outcomes = {}) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return ok_seconds_;
-  }
-  std::vector<double> all_seconds() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<double> all = ok_seconds_;
-    all.insert(all.end(), failed_seconds_.begin(), failed_seconds_.end());
+    std::vector<double> all;
+    for (const auto& [outcome, seconds] : seconds_)
+      if (outcomes.empty() || std::find(outcomes.begin(), outcomes.end(), outcome) != outcomes.end())
+        all.insert(all.end(), seconds.begin(), seconds.end());
     return all;
   }
   std::map<std::string, int64_t> outcomes() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return outcomes_;
+    std::map<std::string, int64_t> counts;
+    for (const auto& [outcome, seconds] : seconds_) counts[outcome] = int64_t(seconds.size());
+    return counts;
   }
-  int64_t count(const std::string& outcome) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto found = outcomes_.find(outcome);
-    return found == outcomes_.end() ? 0 : found->second;
-  }
+  int64_t count(const std::string& outcome) const { return int64_t(seconds_of({outcome}).size()); }
   // The outcomes other than "ok", as {"kind": count}.
   json errors() const;
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::string, int64_t> outcomes_;
-  std::vector<double> ok_seconds_, failed_seconds_;
+  std::map<std::string, std::vector<double>> seconds_;
 };
 
 }  // namespace abuse
