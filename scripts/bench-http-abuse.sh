@@ -39,6 +39,9 @@ tool_options=("$@")
 tool=${FLASHPS_ABUSE_TOOL:-$repo/build/tests/flashps_http_abuse}
 [ -x "$tool" ] || { echo "no $tool: build it (cmake --build build --target flashps_http_abuse) or set FLASHPS_ABUSE_TOOL" >&2; exit 2; }
 IFS=, read -r -a labels <<<"${FLASHPS_ABUSE_LABELS:-A,B}"
+for label in "${labels[@]}"; do
+  [[ $label =~ ^[A-Za-z0-9._-]+$ ]] || { echo "FLASHPS_ABUSE_LABELS: '$label' (letters, digits, . _ - only)" >&2; exit 2; }
+done
 if [ ${#binaries[@]} = 2 ]; then order=${FLASHPS_ABUSE_ORDER:-ABBA}; else order=${FLASHPS_ABUSE_ORDER:-A}; fi
 serve_args=(${FLASHPS_ABUSE_SERVE_ARGS:-})
 warmup=${FLASHPS_ABUSE_WARMUP:-3}

@@ -50,6 +50,7 @@ struct Options {
   double request_timeout = 60;
   double health_interval = 0.2, health_timeout = 5;
   // abusers (each bounded so the benchmark cannot take the machine down)
+  std::string abuser_address = "127.0.0.2";  // their source address; ordinary clients use 127.0.0.1
   int flood_connections = 2;
   double flood_mb = 200;               // header bytes per flood connection, at most
   double flood_mb_per_s = 50;          // per connection

@@ -14,8 +14,8 @@ namespace abuse {
             << "usage: flashps_http_abuse --port P --image FILE --mask FILE [--server-pid PID] [--api-key-file F]\n"
                "         [--phases alone,header_flood,slowloris,disconnect,huge_body] [--phase-seconds S]\n"
                "         [--grace-seconds S] [--settle-seconds S] [--clients C] [--route openai|native] [--steps N]\n"
-               "         [--request-timeout S] [--flood-connections N] [--flood-mb MB] [--flood-mb-per-s R]\n"
-               "         [--slowloris-connections N] [--disconnect-clients N] [--disconnect-after S]\n"
+               "         [--request-timeout S] [--abuser-address 127.0.0.2] [--flood-connections N] [--flood-mb MB]\n"
+               "         [--flood-mb-per-s R] [--slowloris-connections N] [--disconnect-clients N] [--disconnect-after S]\n"
                "         [--huge-body-gib G] [--huge-body-mb MB] [--rss-cap-mb MB] [--label NAME]\n"
                "         [--report FILE.json] [--rss-series FILE.tsv]\n"
                "       flashps_http_abuse table LABEL=REPORT.json[,REPORT.json...] [LABEL=...]\n";
@@ -71,6 +71,7 @@ Options parse_options(int argc, char** argv) {
       else if (name == "--image") o.image_path = value();
       else if (name == "--mask") o.mask_path = value();
       else if (name == "--request-timeout") o.request_timeout = std::stod(value());
+      else if (name == "--abuser-address") o.abuser_address = value();
       else if (name == "--flood-connections") o.flood_connections = std::stoi(value());
       else if (name == "--flood-mb") o.flood_mb = std::stod(value());
       else if (name == "--flood-mb-per-s") o.flood_mb_per_s = std::stod(value());

@@ -65,6 +65,28 @@ httplib::Result post_openai_edit(httplib::Client& client, const Media& media, in
   return client.Post("/v1/images/edits", form);
 }
 
+std::string openai_edit_request(const Options& options, const Media& media, int steps, int seed) {
+  const std::string boundary = "flashps-abuse-boundary-7d41";
+  std::string body;
+  auto part = [&](const std::string& name, const std::string& value, const std::string& file, const std::string& type) {
+    body += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + name + "\"";
+    if (!file.empty()) body += "; filename=\"" + file + "\"\r\nContent-Type: " + type;
+    body += "\r\n\r\n" + value + "\r\n";
+  };
+  part("image", media.image, media.image_type == "png" ? "image.png" : "image.jpg", "image/" + media.image_type);
+  part("mask", media.alpha_mask, "mask.png", "image/png");
+  part("prompt", "a red barn in an autumn field", "", "");
+  part("response_format", "b64_json", "", "");
+  part("steps", std::to_string(steps), "", "");
+  part("seed", std::to_string(seed), "", "");
+  body += "--" + boundary + "--\r\n";
+  std::string head = "POST /v1/images/edits HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(options.port) +
+                     "\r\nContent-Type: multipart/form-data; boundary=" + boundary +
+                     "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n";
+  if (!options.api_key.empty()) head += "Authorization: Bearer " + options.api_key + "\r\n";
+  return head + "\r\n" + body;
+}
+
 static double seconds_until(Clock::time_point when) { return std::chrono::duration<double>(when - Clock::now()).count(); }
 
 std::string native_edit(const Options& options, const Media& media, int seed, Clock::time_point give_up) {

@@ -25,6 +25,10 @@ std::string outcome_of(const httplib::Result& result, int expected_status);
 // POST /v1/images/edits (multipart, b64_json): blocks until the image is ready.
 httplib::Result post_openai_edit(httplib::Client& client, const Media& media, int steps, int seed);
 
+// The same edit as raw bytes (head with the key and body), for a client that sends it on a socket
+// of its own and hangs up.
+std::string openai_edit_request(const Options& options, const Media& media, int steps, int seed);
+
 // The native route: POST /v1/edits (202), poll GET /v1/edits/{id} until finished, GET the result.
 // Returns "ok" or the outcome of the first request that went wrong; gives up at `give_up`.
 std::string native_edit(const Options& options, const Media& media, int seed, Clock::time_point give_up);

@@ -37,7 +37,7 @@ std::string flood_chunk(int64_t* next_header, size_t size) {
 std::string answer_name(int status) { return status > 0 ? "answered_" + std::to_string(status) : "closed_without_answer"; }
 
 void flood_one_connection(const Options& options, const std::atomic<bool>& stop, FloodTally& tally) {
-  const int fd = connect_loopback(options.port, 5);
+  const int fd = connect_loopback(options.abuser_address, options.port, 5);
   if (fd < 0) return tally.add(0, "connect_failed");
   size_t sent = 0;
   const double limit = options.flood_mb * 1048576.0;

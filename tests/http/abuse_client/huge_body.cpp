@@ -16,7 +16,7 @@ json run_huge_body(const Options& options, const std::atomic<bool>& stop) {
   const auto declared = uint64_t(options.huge_body_gib * 1073741824.0);
   const double limit = options.huge_body_mb * 1048576.0;
   while (!stop.load()) {
-    const int fd = connect_loopback(options.port, 5);
+    const int fd = connect_loopback(options.abuser_address, options.port, 5);
     if (fd < 0) {
       ++endings["connect_failed"];
       sleep_unless(stop, 0.5);

@@ -11,13 +11,20 @@
 
 namespace abuse {
 
-int connect_loopback(int port, double send_timeout) {
+int connect_loopback(const std::string& source, int port, double send_timeout) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   timeval timeout{};
   timeout.tv_sec = time_t(send_timeout);
   timeout.tv_usec = suseconds_t((send_timeout - double(timeout.tv_sec)) * 1e6);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  if (::inet_pton(AF_INET, source.c_str(), &from.sin_addr) != 1 ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+    ::close(fd);
+    return -1;
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(uint16_t(port));

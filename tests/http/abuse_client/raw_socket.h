@@ -6,9 +6,10 @@
 
 namespace abuse {
 
-// A blocking socket connected to 127.0.0.1:port, sends timing out after `send_timeout` seconds;
-// -1 when the connection was refused or timed out.
-int connect_loopback(int port, double send_timeout);
+// A blocking socket from `source` (a loopback address such as 127.0.0.2, so that a server's
+// per-address limits tell the abusers from the ordinary clients) to 127.0.0.1:port; connecting and
+// sending time out after `send_timeout` seconds. -1 when the connection was refused or timed out.
+int connect_loopback(const std::string& source, int port, double send_timeout);
 
 enum class Sent { all, timed_out, closed };
 // Sends `size` bytes; `closed` when the server closed or reset the connection, `timed_out` when it

@@ -38,7 +38,7 @@ json run_slowloris(const Options& options, const std::atomic<bool>& stop) {
     for (SlowConnection& connection : connections) {
       if (stop.load()) break;
       if (connection.fd < 0) {
-        connection.fd = connect_loopback(options.port, 1);
+        connection.fd = connect_loopback(options.abuser_address, options.port, 1);
         if (connection.fd < 0) {
           ++endings["connect_failed"];
           continue;
