@@ -9,7 +9,8 @@
 # first (cmake --build build --target flashps_http_abuse). Each run starts a fresh server on a free
 # loopback port with the bundled model, an API key file and a fresh store, warms it up, runs every
 # phase against it, and stops it. With two binaries the runs go A B B A on this machine in this
-# session, and the table shows each binary's mean (maxima: the maximum) beside the other and B/A.
+# session, and the table shows each binary's mean (latency maxima: the maximum) beside the other
+# and B/A.
 # Options after the binaries go to the tool (e.g. --phase-seconds 30 --clients 4 --route native).
 #
 # Knobs: FLASHPS_ABUSE_TOOL (build/tests/flashps_http_abuse), FLASHPS_ABUSE_OUT (reports and RSS
