@@ -85,6 +85,13 @@ int main(int argc, char** argv) {
                  {"phases", json::array()}};
   bool server_gone = false;
   for (const std::string& phase : options.phases) {
+    if (rss.current_mb() > options.rss_cap_mb) {  // memory an earlier phase left: no fair start
+      const std::string why = "skipped: the server's RSS (" + std::to_string(int(rss.current_mb())) +
+                              " MB) was already above --rss-cap-mb";
+      std::printf("phase %s: %s\n", phase.c_str(), why.c_str());
+      report["phases"].push_back({{"phase", phase}, {"aborted", why}});
+      continue;
+    }
     report["phases"].push_back(run_phase(phase, options, media, rss));
     if (rss.server_gone()) {
       server_gone = true;

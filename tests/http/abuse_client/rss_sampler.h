@@ -17,6 +17,11 @@ class RssSampler {
   void begin_phase(const std::string& phase);
   // {"start_mb", "max_mb", "end_mb", "samples"} since begin_phase (null without a pid).
   json phase_summary() const;
+  // The latest sample (MB; 0 without a pid).
+  double current_mb() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_mb_;
+  }
   // The server passed options.rss_cap_mb in this phase.
   bool over_cap() const { return over_cap_.load(); }
   // /proc/<pid> went away: the server exited.
