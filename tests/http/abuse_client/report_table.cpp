@@ -36,6 +36,7 @@ const Row kRows[] = {
     {"server: edits cancelled", "/server/edits_cancelled", Merge::mean},
     {"server: done, answer unread", "/server/edits_done_unanswered", Merge::mean},
     {"server: engine steps", "/server/engine_steps", Merge::mean},
+    {"server: client-gone counters", "/server/client_gone_counters", Merge::counts},
     {"flood connections", "/abuse/connections", Merge::mean, 1, "header_flood"},
     {"flood MB/connection p50", "/abuse/mb_per_connection/p50", Merge::mean, 1, "header_flood"},
     {"flood MB/connection max", "/abuse/mb_per_connection/max", Merge::max, 1, "header_flood"},

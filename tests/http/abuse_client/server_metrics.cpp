@@ -45,8 +45,13 @@ json metrics_delta(const std::optional<Metrics>& before, const std::optional<Met
   json moved = {{"engine_steps", delta("flashps_engine_steps_total")}};
   for (const char* outcome : {"done", "cancelled", "failed", "deadline_exceeded", "rejected"})
     moved[std::string("edits_") + outcome] = delta(std::string("flashps_edits_total{outcome=\"") + outcome + "\"}");
+  // Counters of clients that went away, under whatever name a server version gives them
+  // (e.g. flashps_edits_cancelled_client_gone_total).
+  json gone = json::object();
   for (const auto& [name, number] : *after)
-    if (name.find("disconnect") != std::string::npos) moved[name] = number - value(*before, name);
+    if (name.find("disconnect") != std::string::npos || name.find("client_gone") != std::string::npos)
+      gone[name] = number - value(*before, name);
+  moved["client_gone_counters"] = gone;
   return moved;
 }
 

@@ -15,8 +15,8 @@ std::optional<Metrics> read_metrics(const Options& options, double timeout);
 // is then counted in that phase. Returns {"settled": bool, "seconds": s} and the last reading.
 json settle(const Options& options, std::optional<Metrics>* last);
 
-// What moved between two readings: edits by outcome, engine steps, and every counter whose name
-// mentions a disconnect (whatever a newer server calls it).
+// What moved between two readings: edits by outcome, engine steps, and (in client_gone_counters)
+// every counter whose name mentions a disconnect or a client gone (whatever a server calls it).
 json metrics_delta(const std::optional<Metrics>& before, const std::optional<Metrics>& after);
 
 }  // namespace abuse
