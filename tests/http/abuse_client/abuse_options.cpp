@@ -12,7 +12,7 @@ namespace abuse {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "flashps_http_abuse: " << problem << "\n"
             << "usage: flashps_http_abuse --port P --image FILE --mask FILE [--server-pid PID] [--api-key-file F]\n"
-               "         [--phases alone,header_flood,slowloris,disconnect,huge_body] [--phase-seconds S]\n"
+               "         [--phases alone,slowloris,disconnect,huge_body,header_flood] [--phase-seconds S]\n"
                "         [--grace-seconds S] [--settle-seconds S] [--clients C] [--route openai|native] [--steps N]\n"
                "         [--request-timeout S] [--abuser-address 127.0.0.2] [--flood-connections N] [--flood-mb MB]\n"
                "         [--flood-mb-per-s R] [--slowloris-connections N] [--disconnect-clients N] [--disconnect-after S]\n"

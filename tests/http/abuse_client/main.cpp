@@ -4,10 +4,10 @@
 //
 // Against one running server it runs phases of --phase-seconds each (phase.cpp):
 //   alone         the ordinary clients only
-//   header_flood  beside connections sending endless small headers without the key
 //   slowloris     beside connections sending one byte of a request head per second
 //   disconnect    beside clients that send an edit and hang up mid-edit
 //   huge_body     beside requests declaring a huge Content-Length and sending it
+//   header_flood  beside connections sending endless small headers without the key
 // In every phase --clients ordinary clients send edits one after another (--route openai: one
 // blocking POST /v1/images/edits; native: submit, poll, fetch the result) and a prober GETs
 // /healthz every 0.2 s. Per phase it reports the edits answered, throughput, P50/P95/max latency,
