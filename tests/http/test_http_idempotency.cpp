@@ -112,6 +112,7 @@ TEST_CASE("HTTP: an edit its key started that ended cancelled is not replayed: t
     }
     if (!id.empty()) control.Delete(("/v1/edits/" + id).c_str());
     client.join();
+    INFO("the first request's status: " << first_status);
     REQUIRE(!id.empty());
     if (first_status == 200) continue;  // finished before the cancel
     CHECK(first_status == 503);         // the OpenAI route's answer for a cancelled edit

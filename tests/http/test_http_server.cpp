@@ -383,9 +383,11 @@ TEST_CASE("HTTP: API keys, body and pixel limits, a full queue, draining", "[htt
 
   // Draining: new edits 503, readiness 503; what ran is cancelled after the wait.
   std::thread drain([&] { CHECK(test.server.drain(0.2) >= 1); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  check_error(client.Post("/v1/edits", native_json(images, 1), "application/json"), 503);
+  // Waits for the drain to begin (a fixed sleep lost that race on a loaded machine).
+  for (int i = 0; i < 500 && client.Get("/readyz")->status != 503; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(client.Get("/readyz")->status == 503);
+  check_error(client.Post("/v1/edits", native_json(images, 1), "application/json"), 503);
   drain.join();
   for (const std::string& id : ids) CHECK(wait_finished(client, id)["finished"] == true);
 }

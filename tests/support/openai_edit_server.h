@@ -3,6 +3,8 @@
 #pragma once
 #include <httplib.h>
 
+#include <algorithm>
+
 #include <flashps/flashps.hpp>
 #include <fstream>
 #include <string>
@@ -50,14 +52,19 @@ struct OpenAiEditServer {
     client.set_read_timeout(120, 0);
     return client;
   }
-  // The image, the mask, a prompt, 4 steps, and `extra` fields.
+  // The image, the mask, a prompt, 4 steps, and `extra` fields (one of the same name replaces
+  // the default: the server refuses a field sent twice).
   httplib::MultipartFormDataItems form(const httplib::MultipartFormDataItems& extra = {},
                                        const std::string& prompt = "a kite") const {
     httplib::MultipartFormDataItems items = {{"image", image, "image.png", "image/png"},
                                              {"mask", mask, "mask.png", "image/png"},
                                              {"prompt", prompt, "", ""},
                                              {"steps", "4", "", ""}};
-    items.insert(items.end(), extra.begin(), extra.end());
+    for (const auto& field : extra) {
+      const auto same = std::find_if(items.begin(), items.end(), [&](const auto& item) { return item.name == field.name; });
+      if (same != items.end()) *same = field;
+      else items.push_back(field);
+    }
     return items;
   }
 };

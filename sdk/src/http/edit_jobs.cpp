@@ -76,11 +76,16 @@ std::vector<std::shared_ptr<const std::string>> EditJob::partial_images() const 
 void EditJob::add_waiter() const {
   std::lock_guard<std::mutex> lock(mutex_);
   ++waiters_;
+  orphaned_ = false;
 }
 
-bool EditJob::release_waiter() const {
+bool EditJob::release_waiter(double grace_seconds) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return --waiters_ <= 0 && !state_.finished;
+  if (--waiters_ > 0 || state_.finished) return false;
+  if (grace_seconds <= 0) return true;
+  orphaned_ = true;
+  orphaned_until_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
+  return false;
 }
 
 void EditJob::cancel() const {
@@ -94,6 +99,7 @@ void EditJob::cancel() const {
 
 void EditJob::on_event(const sdk::Event& event, ServerMetrics& metrics) {
   std::function<void()> ready;
+  bool cancel_orphan = false;
   std::shared_ptr<const std::string> partial;
   if (event.preview && partial_images_wanted_ > 0) {
     bool wanted = false;
@@ -136,6 +142,11 @@ void EditJob::on_event(const sdk::Event& event, ServerMetrics& metrics) {
       state_.partial_images = static_cast<int>(partial_images_.size());
     }
     ++state_.version;
+    if (orphaned_ && waiters_ <= 0 && !cancelled_orphan_ && !is_terminal(event.status) &&
+        Clock::now() >= orphaned_until_) {
+      cancelled_orphan_ = true;  // no retry joined within the grace: nobody reads the answer
+      cancel_orphan = true;
+    }
     if (is_terminal(event.status)) {
       terminal_event_ = true;
       terminal_at_ = Clock::now();
@@ -146,6 +157,10 @@ void EditJob::on_event(const sdk::Event& event, ServerMetrics& metrics) {
     }
   }
   changed_.notify_all();
+  if (cancel_orphan) {
+    cancel();
+    ++metrics.cancelled_client_gone;
+  }
   if (ready) ready();
 }
 

@@ -58,10 +58,12 @@ class EditJob {
   std::vector<std::shared_ptr<const std::string>> partial_images() const;
   void cancel() const;
   // Clients waiting for this job's answer (an Idempotency-Key lets several share one edit).
-  // release_waiter() is called when one goes away; true when it was the last and the job is still
-  // running, so nobody reads its answer any more and it should be cancelled.
+  // release_waiter() is called when one goes away. When it was the last and the job still runs,
+  // nobody reads its answer: with grace_seconds 0 it returns true (cancel it now); else the job
+  // waits that long for a retry to join (add_waiter) and cancels itself at its first step after
+  // (counted in `metrics`), so a client's timeout-and-retry with a key joins its edit.
   void add_waiter() const;
-  bool release_waiter() const;
+  bool release_waiter(double grace_seconds = 0) const;
 
  private:
   friend class EditJobs;
@@ -80,6 +82,8 @@ class EditJob {
   int last_step_ = 0;
   std::shared_ptr<const std::string> result_;
   mutable int waiters_ = 0;
+  mutable bool orphaned_ = false, cancelled_orphan_ = false;
+  mutable std::chrono::steady_clock::time_point orphaned_until_;
   int partial_images_wanted_ = 0;  // set before submission, then read only
   std::vector<std::shared_ptr<const std::string>> partial_images_;
   std::chrono::steady_clock::time_point finished_at_;

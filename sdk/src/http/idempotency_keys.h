@@ -28,6 +28,11 @@
 
 namespace flashps::http {
 
+// How long an edit started with a key outlives its client's disconnect, for the client's retry
+// to join it: the official OpenAI clients retry within about 8 s (backoff 0.5 s doubling, 8 s at
+// most). Past it, the edit is cancelled at its next step like any edit nobody waits for.
+constexpr double kIdempotentRetryGraceSeconds = 10;
+
 struct IdempotencyLimits {
   size_t max_keys = 1024;
   double max_age_seconds = 600;

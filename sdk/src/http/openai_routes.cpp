@@ -101,11 +101,13 @@ void images_edits(const Request& request, Response& response, ServerContext& con
   }();
   response.set_header("X-Flashps-Edit-Ids", ids);
   // Nobody reads the answer of a client that went away: its edits stop at their next step,
-  // unless another request (a retry with the same Idempotency-Key) waits for them too.
+  // unless another request (a retry with the same Idempotency-Key) waits for them too. An edit
+  // with a key waits kIdempotentRetryGraceSeconds for that retry before it stops.
   for (const auto& job : jobs) job->add_waiter();
-  request.presence->on_gone([jobs, &metrics = context.metrics] {
+  const double grace = idempotency_key_of(request).empty() ? 0 : kIdempotentRetryGraceSeconds;
+  request.presence->on_gone([jobs, grace, &metrics = context.metrics] {
     for (const auto& job : jobs) {
-      if (!job->release_waiter()) continue;
+      if (!job->release_waiter(grace)) continue;
       job->cancel();
       ++metrics.cancelled_client_gone;
     }
