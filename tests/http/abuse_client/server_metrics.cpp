@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "edit_requests.h"
+#include "../load_client/metrics_text.h"
 
 namespace abuse {
 
@@ -10,24 +11,10 @@ std::optional<Metrics> read_metrics(const Options& options, double timeout) {
   auto client = make_client(options, timeout, timeout);
   const httplib::Result result = client->Get("/metrics");
   if (!result || result->status != 200) return std::nullopt;
-  Metrics values;
-  std::istringstream lines(result->body);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    const size_t space = line.rfind(' ');
-    if (space == std::string::npos) continue;
-    try {
-      values[line.substr(0, space)] = std::stod(line.substr(space + 1));
-    } catch (const std::exception&) {
-    }
-  }
-  return values;
+  return parse_metrics_text(result->body);
 }
 
-static double value(const Metrics& metrics, const std::string& name) {
-  const auto found = metrics.find(name);
-  return found == metrics.end() ? 0 : found->second;
-}
+static double value(const Metrics& metrics, const std::string& name) { return metric_value(metrics, name); }
 
 json settle(const Options& options, std::optional<Metrics>* last) {
   const auto start = Clock::now();
