@@ -1,18 +1,13 @@
 #include "core/files/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "core/diagnostics/error.h"
+#include "core/files/atomic_file.h"
 
 // Tensor bytes are handed out as stored (little-endian); a big-endian host would need swapping.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
@@ -147,37 +142,6 @@ TensorInfo parse_tensor_entry(const std::string& source, const std::string& name
   return info;
 }
 
-std::string errno_text() { return std::strerror(errno); }
-
-// Closes a file descriptor on every exit path.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-// Writes all bytes, retrying on EINTR and short writes (large buffers, pipes, near-full disks).
-bool write_all(int fd, const uint8_t* bytes, size_t size) {
-  while (size > 0) {
-    const ssize_t written = ::write(fd, bytes, size);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    bytes += written;
-    size -= static_cast<size_t>(written);
-  }
-  return true;
-}
-
 }  // namespace
 
 DType dtype_from_safetensors_name(std::string_view name) {
@@ -200,28 +164,11 @@ int64_t TensorInfo::element_count() const {
 // ---- SafetensorsFile --------------------------------------------------------------------------
 
 std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::string& path) {
-  // Built before mapping so the destructor unmaps if validation throws.
   std::shared_ptr<SafetensorsFile> file(new SafetensorsFile());
   file->source_name_ = path;
-
-  // The mapping keeps the contents reachable after the descriptor is closed.
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    if (errno == ENOENT) throw NotFoundError(path + ": file not found");
-    throw IoError(path + ": cannot open: " + errno_text());
-  }
-  struct stat status {};
-  if (::fstat(fd.get(), &status) != 0) throw IoError(path + ": cannot stat: " + errno_text());
-  if (!S_ISREG(status.st_mode)) throw InvalidArgumentError(path + ": not a regular file");
-  const size_t size = static_cast<size_t>(status.st_size);
-  if (size > 0) {
-    void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (mapping == MAP_FAILED) throw IoError(path + ": cannot map into memory: " + errno_text());
-    file->mapping_ = mapping;
-    file->mapping_size_ = size;
-    file->file_begin_ = static_cast<const uint8_t*>(mapping);
-  }
-  file->parse_header(size);
+  file->mapping_ = MappedFile::open(path);
+  file->file_begin_ = file->mapping_.data();
+  file->parse_header(file->mapping_.size());
   return file;
 }
 
@@ -236,19 +183,7 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::parse(const uint8_t* byt
 }
 
 void SafetensorsFile::release_pages(const TensorInfo& tensor) const {
-  if (!mapping_ || tensor.byte_size() == 0) return;
-  // Whole pages inside the tensor only: a neighbour's pages stay mapped.
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(data(tensor));
-  const uintptr_t first = (begin + page - 1) / page * page;
-  const uintptr_t last = (begin + tensor.byte_size()) / page * page;
-  // The mapping is private and never written, so its pages are the file's: dropping them loses
-  // nothing (madvise can only fail on a bad range, which this is not; its result is not needed).
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
-}
-
-SafetensorsFile::~SafetensorsFile() {
-  if (mapping_) ::munmap(mapping_, mapping_size_);
+  mapping_.release_pages(data(tensor), tensor.byte_size());
 }
 
 const TensorInfo* SafetensorsFile::find(std::string_view name) const {
@@ -410,40 +345,15 @@ void SafetensorsWriter::write(const std::string& path) const {
   // Padding keeps the data buffer 8-byte aligned for readers that map the file.
   header.append((8 - header.size() % 8) % 8, ' ');
 
-  uint8_t length_bytes[kHeaderLengthBytes];
+  char length_bytes[kHeaderLengthBytes];
   for (size_t i = 0; i < kHeaderLengthBytes; ++i) {
-    length_bytes[i] = static_cast<uint8_t>(static_cast<uint64_t>(header.size()) >> (8 * i));
+    length_bytes[i] = static_cast<char>(static_cast<uint64_t>(header.size()) >> (8 * i));
   }
-
-  const std::string temporary_path = path + ".tmp-" + std::to_string(::getpid());
-  const int fd = ::open(temporary_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw IoError(path + ": cannot create temporary file '" + temporary_path + "': " + errno_text());
-  }
-  auto fail = [&](const std::string& step, int fd_to_close) {
-    const std::string reason = errno_text();
-    if (fd_to_close >= 0) ::close(fd_to_close);
-    ::unlink(temporary_path.c_str());
-    throw IoError(path + ": cannot " + step + ": " + reason);
-  };
-  if (!write_all(fd, length_bytes, sizeof length_bytes) ||
-      !write_all(fd, reinterpret_cast<const uint8_t*>(header.data()), header.size())) {
-    fail("write", fd);
-  }
+  std::vector<std::string_view> pieces{{length_bytes, sizeof length_bytes}, header};
   for (const Entry& entry : entries_) {
-    if (!write_all(fd, entry.bytes.data(), entry.bytes.size())) fail("write", fd);
+    pieces.emplace_back(reinterpret_cast<const char*>(entry.bytes.data()), entry.bytes.size());
   }
-  // fsync before rename: otherwise a crash can leave the new name pointing at unwritten blocks.
-  if (::fsync(fd) != 0) fail("flush to disk", fd);
-  if (::close(fd) != 0) fail("close", -1);
-  if (::rename(temporary_path.c_str(), path.c_str()) != 0) fail("rename into place", -1);
-
-  // Make the rename itself durable; best effort, as some filesystems refuse to fsync directories.
-  const size_t slash = path.find_last_of('/');
-  const std::string directory =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const FileDescriptor directory_fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (directory_fd.get() >= 0) ::fsync(directory_fd.get());
+  write_file_atomically(path, pieces);
 }
 
 }  // namespace flashps

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/files/mapped_file.h"
+
 namespace flashps {
 
 enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL };
@@ -43,7 +45,6 @@ class SafetensorsFile {
   static std::shared_ptr<const SafetensorsFile> parse(const uint8_t* bytes, size_t size,
                                                       const std::string& source_name);
 
-  ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
@@ -68,8 +69,7 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
   const uint8_t* file_begin_ = nullptr;
   const uint8_t* data_begin_ = nullptr;
-  void* mapping_ = nullptr;  // mmap'ed region (open) ...
-  size_t mapping_size_ = 0;
+  MappedFile mapping_;          // the file (open) ...
   std::vector<uint8_t> owned_;  // ... or an owned copy (parse)
 };
 
