@@ -90,12 +90,13 @@ void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
 TEST_CASE("dtype names and sizes round-trip", "[safetensors]") {
   const std::vector<std::pair<DType, size_t>> expected = {
       {DType::F64, 8}, {DType::F32, 4}, {DType::F16, 2}, {DType::BF16, 2}, {DType::I64, 8},
-      {DType::I32, 4}, {DType::I16, 2}, {DType::I8, 1},  {DType::U8, 1},   {DType::BOOL, 1}};
+      {DType::I32, 4}, {DType::I16, 2}, {DType::I8, 1},  {DType::U8, 1},   {DType::BOOL, 1},
+      {DType::F8_E4M3, 1}, {DType::F8_E5M2, 1}};
   for (const auto& [dtype, size] : expected) {
     CHECK(flashps::dtype_from_safetensors_name(flashps::dtype_safetensors_name(dtype)) == dtype);
     CHECK(flashps::dtype_size(dtype) == size);
   }
-  CHECK_THROWS_AS(flashps::dtype_from_safetensors_name("F8_E4M3"), flashps::Error);
+  CHECK_THROWS_AS(flashps::dtype_from_safetensors_name("F4"), flashps::Error);
 }
 
 TEST_CASE("writer and reader round-trip every dtype, zero-size tensors and metadata",
@@ -404,6 +405,21 @@ TEST_CASE("BOOL bytes other than 0 and 1 read as true", "[safetensors]") {
   flashps::TensorInfo forged = *file->find("flags");
   forged.end = 1000;  // offsets not validated against this file must not be read
   CHECK_THROWS_WITH(flashps::read_tensor(*file, forged), Catch::Contains("does not belong"));
+}
+
+TEST_CASE("float8 tensors read as float32, exactly", "[safetensors]") {
+  // e4m3fn: 1.0 = 0x38, -2.0 = 0xC0, 448 (its largest) = 0x7E, 2^-9 (smallest) = 0x01;
+  // e5m2: 1.0 = 0x3C, -0.5 = 0xB8.
+  auto file = parse(assemble(
+      R"({"w":{"dtype":"F8_E4M3","shape":[2,2],"data_offsets":[0,4]},)"
+      R"("v":{"dtype":"F8_E5M2","shape":[2],"data_offsets":[4,6]}})",
+      {0x38, 0xC0, 0x7E, 0x01, 0x3C, 0xB8}));
+  const at::Tensor w = flashps::mapped_tensor(*file, *file->find("w"));
+  CHECK(w.scalar_type() == at::kFloat);
+  CHECK(w.sizes() == at::IntArrayRef({2, 2}));
+  CHECK(at::equal(w, at::tensor({1.0f, -2.0f, 448.0f, 1.0f / 512}).reshape({2, 2})));
+  const at::Tensor v = flashps::read_tensor(*file, *file->find("v"));
+  CHECK(at::equal(v, at::tensor({1.0f, -0.5f})));
 }
 
 TEST_CASE("fixture safetensors files open and have the documented layout", "[safetensors]") {

@@ -32,7 +32,7 @@ constexpr DTypeName kDTypes[] = {
     {DType::F64, "F64", 8},   {DType::F32, "F32", 4}, {DType::F16, "F16", 2},
     {DType::BF16, "BF16", 2}, {DType::I64, "I64", 8}, {DType::I32, "I32", 4},
     {DType::I16, "I16", 2},   {DType::I8, "I8", 1},   {DType::U8, "U8", 1},
-    {DType::BOOL, "BOOL", 1},
+    {DType::BOOL, "BOOL", 1},  {DType::F8_E4M3, "F8_E4M3", 1}, {DType::F8_E5M2, "F8_E5M2", 1},
 };
 
 const DTypeName* find_dtype(std::string_view name) {

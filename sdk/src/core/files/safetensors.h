@@ -15,7 +15,8 @@
 
 namespace flashps {
 
-enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL };
+// F8_E4M3 (float8_e4m3fn) and F8_E5M2: one byte per value, as "fp8" checkpoints store weights.
+enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2 };
 
 // "F32" -> DType::F32 etc.; throws Error on an unknown name.
 DType dtype_from_safetensors_name(std::string_view name);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/diagnostics/error.h"
+#include "core/quant/small_floats.h"
 
 namespace flashps {
 
@@ -30,6 +31,9 @@ at::ScalarType to_scalar_type(DType dtype) {
       return at::kByte;
     case DType::BOOL:
       return at::kBool;
+    case DType::F8_E4M3:
+    case DType::F8_E5M2:
+      break;  // LibTorch 1.13 has no float8: read_tensor decodes them to float32
   }
   throw Error("safetensors dtype value " + std::to_string(static_cast<int>(dtype)) +
               " has no LibTorch equivalent");
@@ -63,6 +67,23 @@ DType to_dtype(at::ScalarType type) {
   }
 }
 
+namespace {
+
+bool is_float8(DType dtype) { return dtype == DType::F8_E4M3 || dtype == DType::F8_E5M2; }
+
+// float8 values widened to a float32 tensor (exact: every float8 value is a float32 value).
+at::Tensor decode_float8(const uint8_t* bytes, const TensorInfo& info) {
+  at::Tensor tensor = at::empty(info.shape, at::TensorOptions().dtype(at::kFloat).device(at::kCPU));
+  float* out = tensor.data_ptr<float>();
+  const int64_t count = info.element_count();
+  const bool e4m3 = info.dtype == DType::F8_E4M3;
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = e4m3 ? float8_e4m3fn_to_float(bytes[i]) : float8_e5m2_to_float(bytes[i]);
+  return tensor;
+}
+
+}  // namespace
+
 at::Tensor read_tensor(const SafetensorsFile& file, const TensorInfo& info) {
   // Only the file's own TensorInfo is trusted: its offsets were validated against the buffer.
   const TensorInfo* own = file.find(info.name);
@@ -70,6 +91,7 @@ at::Tensor read_tensor(const SafetensorsFile& file, const TensorInfo& info) {
       own->dtype != info.dtype || own->shape != info.shape) {
     throw Error(file.source_name() + ": tensor '" + info.name + "' does not belong to this file");
   }
+  if (is_float8(info.dtype)) return decode_float8(file.data(*own), info);
   // BOOL is read as bytes and normalised, since a byte other than 0/1 in a kBool tensor is UB.
   const at::ScalarType storage_type =
       info.dtype == DType::BOOL ? at::kByte : to_scalar_type(info.dtype);
@@ -83,8 +105,8 @@ at::Tensor read_tensor(const SafetensorsFile& file, const TensorInfo& info) {
 at::Tensor mapped_tensor(const SafetensorsFile& file, const TensorInfo& info) {
   const TensorInfo* own = file.find(info.name);
   if (own == nullptr || own->begin != info.begin || own->end != info.end || info.dtype == DType::BOOL ||
-      info.byte_size() == 0)
-    return read_tensor(file, info);  // BOOL bytes need normalising; a foreign info is refused there
+      is_float8(info.dtype) || info.byte_size() == 0)
+    return read_tensor(file, info);  // BOOL bytes need normalising, float8 decoding; a foreign info is refused there
   const at::ScalarType type = to_scalar_type(info.dtype);
   const uint8_t* bytes = file.data(*own);
   if (reinterpret_cast<uintptr_t>(bytes) % c10::elementSize(type) != 0) return read_tensor(file, info);

@@ -13,7 +13,8 @@ namespace flashps {
 at::ScalarType to_scalar_type(DType dtype);  // throws Error for dtypes LibTorch lacks
 DType to_dtype(at::ScalarType type);
 
-// Copies one tensor out of the file into a new CPU tensor of its stored dtype.
+// Copies one tensor out of the file into a new CPU tensor of its stored dtype (float8, which
+// LibTorch 1.13 lacks, decoded to float32).
 at::Tensor read_tensor(const SafetensorsFile& file, const TensorInfo& info);
 // The tensor's bytes in the file's mapping, without a copy, when they are aligned for their dtype
 // (else a copy, as read_tensor). A view must not outlive `file` and must not be written:

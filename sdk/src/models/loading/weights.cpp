@@ -28,7 +28,8 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 }
 
 bool is_float_dtype(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F64;
+  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F64 ||
+         dtype == DType::F8_E4M3 || dtype == DType::F8_E5M2;
 }
 
 // Lists at most `limit` names, then "... and N more", so a wrong model folder gives a readable error.
