@@ -26,8 +26,12 @@ server_pid="" krita_pid=""
 cleanup() {
   local status=$?
   set +e
-  # Krita runs in its own process group (setsid): this ends xvfb-run, Xvfb and Krita together.
-  [ -n "$krita_pid" ] && kill -KILL -- "-$krita_pid" 2>/dev/null
+  # Krita runs in its own process group (setsid): this ends xvfb-run, Xvfb and Krita together,
+  # politely first (a killed Xvfb leaves its /tmp/.X*-lock behind).
+  if [ -n "$krita_pid" ] && kill -TERM -- "-$krita_pid" 2>/dev/null; then
+    for _ in $(seq 25); do kill -0 -- "-$krita_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$krita_pid" 2>/dev/null
+  fi
   [ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
   if [ $status -eq 0 ]; then rm -rf "$tmp"; else echo "kept $tmp for inspection"; fi
   exit $status
@@ -89,8 +93,12 @@ cp "$root/samples/images/fig.jpg" "$tmp/fig.jpg"
 printf '{"url": "http://127.0.0.1:%s", "image": "%s", "selection": [176, 176, 160, 144], "screenshot": "%s"}\n' \
   "$port" "$tmp/fig.jpg" "${FLASHPS_KRITA_SCREENSHOT:-}" >"$tmp/out/config.json"
 
-# Krita's window needs a display: Xvfb. The startup plugin runs the scenario, then quits Krita.
-setsid xvfb-run -a -s "-screen 0 1600x1000x24" krita --nosplash >"$tmp/krita.log" 2>&1 &
+# Krita's window needs a display: Xvfb. -noreset: by default Xvfb resets when its last client
+# leaves, and a client connecting during the reset is dropped. Krita with a fresh config (as
+# here) connects, disconnects and connects again at once while starting: "could not connect to
+# display", now and then, more often on a loaded machine. The startup plugin runs the scenario,
+# then quits Krita.
+setsid xvfb-run -a -s "-screen 0 1600x1000x24 -noreset" krita --nosplash >"$tmp/krita.log" 2>&1 &
 krita_pid=$!
 deadline=$((SECONDS + 300))
 until [ -f "$tmp/out/running" ]; do
@@ -111,21 +119,26 @@ until [ -f "$tmp/out/report.json" ]; do
   [ $SECONDS -lt $deadline ] || fail "no report in 300 s"
   sleep 0.2
 done
-for _ in $(seq 150); do kill -0 "$krita_pid" 2>/dev/null || break; sleep 0.2; done
-kill -0 "$krita_pid" 2>/dev/null && fail "Krita did not quit 30 s after the report"
+# The scenario ends a quit that Krita 5.1 leaves hanging after 10 s; a loaded machine needs more.
+for _ in $(seq 300); do kill -0 "$krita_pid" 2>/dev/null || break; sleep 0.2; done
+kill -0 "$krita_pid" 2>/dev/null && fail "Krita did not quit 60 s after the report"
 wait "$krita_pid" || true
 krita_pid=""
 ok "Krita ran the scenario and quit"
+sed -n 's/^ *[0-9.]* s  \(still running .*\)/note: Krita \1/p' "$tmp/out/progress.log"
 
 # The report, judged with Python (there whenever Krita's PyQt5 is).
 /usr/bin/python3 - "$tmp/out/report.json" "$tmp/out/result.png" <<'PY' || fail "report: $(cat "$tmp/out/report.json")"
 import json, os, sys
 r = json.load(open(sys.argv[1]))
-def check(cond, what):
+failed = []
+def check(cond, what, fatal=False):  # every check runs: one run shows all that fail
     print(("ok - " if cond else "FAIL: ") + what)
     if not cond:
-        sys.exit(1)
-check(r.get("completed"), "the scenario completed " + (r.get("error") or ""))
+        failed.append(what)
+        if fatal:
+            sys.exit(1)
+check(r.get("completed"), "the scenario completed " + (r.get("error") or ""), fatal=True)
 check(not r["no_document"]["started"] and "Open an image" in r["no_document"]["status"],
       "no document: " + r["no_document"]["status"])
 f, s, v = r["first"], r["second"], r["variations"]
@@ -149,5 +162,6 @@ k = r["killed"]
 check(not k["ok"] and k["generate_enabled"] and ("lost" in k["status"] or "stop" in k["status"]),
       "server killed mid-edit shown: " + k["status"])
 check(r["after_restart"]["ok"], "generate after the restart: " + r["after_restart"]["status"])
+sys.exit(1 if failed else 0)
 PY
 echo "all checks passed"
