@@ -3,10 +3,11 @@
 # `flashps serve`. Installs it with scripts/integrate-krita.sh into a temporary HOME, plus a
 # test-only startup plugin (krita_scenario/) that drives the docker's own methods (generate,
 # cancel, show_result, apply_current), writes report.json and quits Krita. Checked: a cache miss
-# then a hit on the same region, 3 variations, the applied layer changes pixels inside the
-# selection only, PNG export, a 422 and an unreachable server shown in the docker, cancel, and a
-# server killed mid-edit (reported; a generate after its restart works). Also: the --zip archive
-# imports with Krita's own importer.
+# then a hit on the same region, 3 variations, Apply's new layer (the whole result, with a
+# transparency mask equal to the selection: 0/255 for a plain selection, the soft values of a
+# feathered one; the composite changes inside the selection only), PNG export, a 422 and an
+# unreachable server shown in the docker, cancel, and a server killed mid-edit (reported; a
+# generate after its restart works). Also: the --zip archive imports with Krita's own importer.
 # Usage: krita_test.sh FLASHPS_BUILD_DIR   (exit 77: skipped, Krita or Xvfb missing)
 # FLASHPS_KRITA_SCREENSHOT=FILE saves a screenshot of the docker.
 set -euo pipefail
@@ -153,6 +154,30 @@ check(a["layers_added"] == 1 and a["layer"] == "FlashPS seed 9" and
 check(a["outside_changed"] == 0, "no pixel outside the selection changed (of %d)" % a["outside_total"])
 check(a["inside_changed"] > a["inside_total"] // 2,
       "%d of %d pixels inside the selection changed" % (a["inside_changed"], a["inside_total"]))
+def check_masked(m, what):  # the layer holds the whole result; its transparency mask is the selection
+    check(m["children"] == ["Transparency Mask:transparencymask"],
+          "%s: one transparency mask: %s" % (what, m["children"]))
+    check(m["mask_equals_selection"],
+          "%s: the mask's pixels equal the selection's (mask levels %s)" % (what, m["mask_levels"]))
+    check(m["region_opaque"] == m["region_total"] and m["unselected_in_region"] > 0,
+          "%s: the layer is whole: %d of %d pixels opaque, %d of them unselected (none cleared)"
+          % (what, m["region_opaque"], m["region_total"], m["unselected_in_region"]))
+    check(m["unselected_changed"] == 0 and m["unselected_total"] > 0,
+          "%s: the composite is unchanged where unselected (%d of %d changed)"
+          % (what, m["unselected_changed"], m["unselected_total"]))
+    check(m["unselected_changed_painted"] == 0 and m["selected_shown_painted"] == m["selected_total"] > 0,
+          "%s: with the layer painted over, the mask hides it where unselected (%d changed) and shows "
+          "it where selected (%d of %d)"
+          % (what, m["unselected_changed_painted"], m["selected_shown_painted"], m["selected_total"]))
+check_masked(a, "binary selection")
+check(a["mask_levels"]["partial"] == 0 and a["mask_levels"]["255"] == a["inside_total"],
+      "binary selection: the mask is 0/255")
+check(a["selection_kept"], "the selection is the same after Apply")
+soft = r["feathered"]
+check(r["feathered_generate"]["ok"], "generate with a feathered selection: " + r["feathered_generate"]["status"])
+check_masked(soft, "feathered selection")
+check(soft["selection_partial"] > 1000 and soft["mask_levels"]["partial"] == soft["selection_partial"],
+      "feathered selection: %d soft mask pixels, as the selection" % soft["mask_levels"]["partial"])
 check(r["export"] and os.path.getsize(sys.argv[2]) > 1000, "exported result.png")
 check(r["refused"]["started"] and not r["refused"]["ok"] and "HTTP 422" in r["refused"]["status"]
       and "prompt" in r["refused"]["status"], "422 shown: " + r["refused"]["status"])
