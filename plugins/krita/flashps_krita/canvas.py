@@ -1,9 +1,12 @@
 """Reading the region around the selection from a Krita document, and pasting a result back as a
-new paint layer. Pixel work goes through QImage (no Python per-pixel loops)."""
+new paint layer masked by the selection. Pixel work goes through QImage (no Python per-pixel
+loops)."""
 import sys
 
 from PyQt5.QtCore import QBuffer, QByteArray, QIODevice, Qt
-from PyQt5.QtGui import QImage, QPainter
+from PyQt5.QtGui import QImage
+
+from . import transparency_mask
 
 
 class CanvasError(Exception):
@@ -111,23 +114,40 @@ def _layer_for_new_layer(doc, active):
 
 
 def apply_result(region, png, name="FlashPS"):
-    """Adds `png` as a new paint layer above the active one, holding only the selected pixels
-    (partly selected ones partly transparent); returns the layer."""
+    """Adds `png` as a new paint layer above the active one, holding the whole result, with a
+    transparency mask made from the selection (partly selected pixels partly opaque): the edit
+    stays adjustable by painting on the mask. Returns the layer."""
     result = QImage.fromData(png)
     if result.isNull():
         raise CanvasError("The server's result is not an image.")
     if result.width() != region.w or result.height() != region.h:
         result = result.scaled(region.w, region.h, Qt.IgnoreAspectRatio, Qt.SmoothTransformation)
-    result = result.convertToFormat(QImage.Format_ARGB32_Premultiplied)
-    alpha = QImage(region.selection, region.w, region.h, region.w, QImage.Format_Alpha8).copy()
-    painter = QPainter(result)
-    painter.setCompositionMode(QPainter.CompositionMode_DestinationIn)  # keep result where selected
-    painter.drawImage(0, 0, alpha)
-    painter.end()
 
     doc = region.doc
     if doc.rootNode() is None:  # the wrapper outlives a closed document
         raise CanvasError("The document of this result was closed.")
+    selection = transparency_mask.selection_from_bytes(region.selection, region.x, region.y, region.w, region.h)
+    layer = None
+    try:
+        if transparency_mask.has_mask_api(doc):
+            layer = _add_layer(doc, name)
+        else:
+            layer = transparency_mask.add_layer_with_action(doc, name)
+        layer.setPixelData(QByteArray(_bgra_from_image(result)), region.x, region.y, region.w, region.h)
+        if transparency_mask.has_mask_api(doc):
+            transparency_mask.add_mask_with_api(doc, layer, selection, "Transparency Mask")
+        else:
+            transparency_mask.add_mask_with_action(doc, layer, selection, "Transparency Mask")
+    except transparency_mask.MaskError as error:
+        if layer is not None:
+            layer.remove()  # a whole result without its mask would cover the unselected pixels
+        raise CanvasError(str(error))
+    doc.setActiveNode(layer)
+    doc.refreshProjection()
+    return layer
+
+
+def _add_layer(doc, name):
     layer = doc.createNode(name, "paintlayer")
     active = _layer_for_new_layer(doc, doc.activeNode())
     parent = active.parentNode() if active is not None else None
@@ -135,8 +155,5 @@ def apply_result(region, png, name="FlashPS"):
         parent, children = doc.rootNode(), doc.rootNode().childNodes()
         active = children[-1] if children else None
     if not parent.addChildNode(layer, active):
-        raise CanvasError("Krita refused to add the layer.")
-    layer.setPixelData(QByteArray(_bgra_from_image(result)), region.x, region.y, region.w, region.h)
-    doc.setActiveNode(layer)
-    doc.refreshProjection()
+        raise transparency_mask.MaskError("Krita refused to add the layer.")
     return layer

@@ -8,18 +8,20 @@ import time
 import traceback
 
 from krita import InfoObject, Krita, Selection
+from PyQt5.QtCore import QByteArray, QTimer
 from PyQt5.QtWidgets import QApplication
 
 from flashps_krita import docker as docker_module
 
 out = os.environ.get("FLASHPS_KRITA_TEST_DIR", "")
 report = {"steps": []}
+started = time.time()
 
 
 def log(text):
     report["steps"].append(text)
     with open(os.path.join(out, "progress.log"), "a", encoding="utf-8") as f:
-        f.write(text + "\n")
+        f.write("%6.1f s  %s\n" % (time.time() - started, text))  # when: a slow step shows
 
 
 def wait_until(predicate, seconds, what):
@@ -71,6 +73,64 @@ def region_diff(before, after, width, height, rect):
             "outside_changed": outside, "outside_total": width * height - w * h}
 
 
+def apply(docker, doc):
+    """Presses Apply; returns the new layer and the composite once Krita has rendered it."""
+    layer = docker.apply_current()
+    assert layer is not None, "apply failed: " + docker.status.text()
+    doc.waitForDone()
+    doc.refreshProjection()
+    doc.waitForDone()
+    return layer, doc.pixelData(0, 0, doc.width(), doc.height()).data()
+
+
+MAGENTA = bytes([255, 0, 255, 255])  # B, G, R, A
+
+
+def composite_with_painted_layer(doc, layer, region):
+    """The composite while the layer's region is opaque magenta: what the mask alone lets through
+    (the server's result equals the input outside the selection, so it cannot show that)."""
+    own = layer.pixelData(region.x, region.y, region.w, region.h)
+    layer.setPixelData(QByteArray(MAGENTA * (region.w * region.h)), region.x, region.y, region.w, region.h)
+    doc.refreshProjection()
+    doc.waitForDone()
+    painted = doc.pixelData(0, 0, doc.width(), doc.height()).data()
+    layer.setPixelData(own, region.x, region.y, region.w, region.h)
+    doc.refreshProjection()
+    doc.waitForDone()
+    return painted
+
+
+def masked_layer_report(doc, layer, region, selected, before, after):
+    """What Apply made, against the selection's bytes over the whole image (`selected`): the
+    layer's transparency mask (equal to the selection, soft values included), the layer's own
+    pixels (the whole result over the region, none cleared) and the composite (unchanged where
+    nothing was selected, also with the layer painted over; the layer shown where all selected)."""
+    width, height = doc.width(), doc.height()
+    masks = [node for node in layer.childNodes() if node.type() == "transparencymask"]
+    values = masks[0].pixelData(0, 0, width, height).data() if len(masks) == 1 else b""
+    own = layer.pixelData(region.x, region.y, region.w, region.h).data()
+    starts = [(region.y + row) * width + region.x for row in range(region.h)]
+    unselected = sum(selected[start:start + region.w].count(0) for start in starts)
+    painted = composite_with_painted_layer(doc, layer, region)
+    changed_unselected = changed_unselected_painted = shown_painted = 0
+    for index in range(width * height):
+        if selected[index] == 0:
+            changed_unselected += before[index * 4:index * 4 + 4] != after[index * 4:index * 4 + 4]
+            changed_unselected_painted += before[index * 4:index * 4 + 4] != painted[index * 4:index * 4 + 4]
+        elif selected[index] == 255:
+            shown_painted += painted[index * 4:index * 4 + 4] == MAGENTA
+    return {"children": ["%s:%s" % (node.name(), node.type()) for node in layer.childNodes()],
+            "mask_equals_selection": len(values) == len(selected) and values == selected,
+            "mask_levels": {"0": values.count(0), "255": values.count(255),
+                            "partial": len(values) - values.count(0) - values.count(255)},
+            "selection_partial": len(selected) - selected.count(0) - selected.count(255),
+            "region_opaque": sum(1 for i in range(3, len(own), 4) if own[i] == 255),
+            "region_total": region.w * region.h,
+            "unselected_in_region": unselected, "unselected_changed": changed_unselected,
+            "unselected_changed_painted": changed_unselected_painted, "unselected_total": selected.count(0),
+            "selected_shown_painted": shown_painted, "selected_total": selected.count(255)}
+
+
 def scenario():
     config = json.load(open(os.path.join(out, "config.json")))
     app = Krita.instance()
@@ -113,16 +173,32 @@ def scenario():
         docker.grab().save(config["screenshot"])
         window.qwindow().grab().save(os.path.join(out, "window.png"))
 
-    layer = docker.apply_current()
-    assert layer is not None, "apply failed: " + docker.status.text()
-    doc.waitForDone()
-    doc.refreshProjection()
-    doc.waitForDone()
-    after = doc.pixelData(0, 0, width, height).data()
+    selected = doc.selection().pixelData(0, 0, width, height).data()
+    layer, after = apply(docker, doc)
     names = [node.name() for node in doc.rootNode().childNodes()]
     report["apply"] = dict(region_diff(before, after, width, height, rect), layer=layer.name(), layers=names,
-                           layers_added=len(names) - layers_before, status=docker.status.text())
+                           layers_added=len(names) - layers_before, status=docker.status.text(),
+                           selection_kept=doc.selection() is not None and
+                           doc.selection().pixelData(0, 0, width, height).data() == selected,
+                           **masked_layer_report(doc, layer, docker.region, selected, before, after))
     log("apply: %s" % report["apply"])
+
+    # A feathered selection: the mask keeps its soft values, the composite its unselected pixels.
+    layer.setVisible(False)  # the image as it was, below the next result
+    doc.refreshProjection()
+    doc.waitForDone()
+    feathered = Selection()
+    feathered.select(rect[0], rect[1], rect[2], rect[3], 255)
+    feathered.feather(12)
+    doc.setSelection(feathered)
+    selected = doc.selection().pixelData(0, 0, width, height).data()
+    before = doc.pixelData(0, 0, width, height).data()
+    generate(docker, "feathered_generate")
+    layer, after = apply(docker, doc)
+    report["feathered"] = dict(masked_layer_report(doc, layer, docker.region, selected, before, after),
+                               layer=layer.name(), status=docker.status.text())
+    log("feathered: %s" % report["feathered"])
+    doc.setSelection(selection)
     doc.setBatchmode(True)
     report["export"] = doc.exportImage(os.path.join(out, "result.png"), InfoObject())
 
@@ -172,4 +248,17 @@ def run():
     for doc in Krita.instance().documents():
         doc.setModified(False)
     log("quitting")
+    QTimer.singleShot(10000, end_a_stuck_quit)
     Krita.instance().action("file_quit").trigger()
+
+
+def end_a_stuck_quit():
+    """Krita 5.1 under Xvfb sometimes stays running after File > Quit: documents closed, main
+    window hidden but still registered, event loop idle (seen with scripts that never touch
+    FlashPS too). That state ends the event loop, as the quit should have; anything else (a
+    dialog, say) is left for the shell to report."""
+    shown = [w.metaObject().className() for w in QApplication.topLevelWidgets() if w.isVisible()]
+    log("still running 10 s after File > Quit: %d documents, visible windows %s, modal %r" %
+        (len(Krita.instance().documents()), shown, QApplication.activeModalWidget()))
+    if not Krita.instance().documents() and not shown:
+        QApplication.quit()
