@@ -65,38 +65,76 @@ if [ ! -f "$root/.flashps-root-ready" ]; then
   "${sudo_cmd[@]}" touch "$root/.flashps-root-ready"
 fi
 
-if [ -n "${FLASHPS_DEB:-}" ]; then
-  deb=$(realpath "$FLASHPS_DEB")
+# The packages (packaging/packages.cmake); a server's needs flashps and libflashps1 only.
+packages=(libflashps1 libflashps-dev flashps libflashps-plugin-host flashps-paint gimp-plugin-flashps
+          krita-plugin-flashps)
+server_packages=(libflashps1 flashps)
+# What the checks themselves use beside the packages (Xvfb for Krita, the .desktop validator).
+check_tools=(xvfb xauth desktop-file-utils)
+if [ -n "${FLASHPS_DEB_DIR:-}" ]; then
+  deb_dir=$(cd "$FLASHPS_DEB_DIR" && pwd)
 else
-  step "package: cpack -G DEB ($build_dir)"
-  rm -rf "$build_dir/packages"
-  (cd "$build_dir" && cpack -G DEB -B "$build_dir/packages" >"$build_dir/packages.log") ||
+  step "packages: cpack -G DEB ($build_dir)"
+  deb_dir="$build_dir/packages"
+  rm -rf "$deb_dir"
+  (cd "$build_dir" && cpack -G DEB -B "$deb_dir" >"$build_dir/packages.log") ||
     { tail -30 "$build_dir/packages.log"; exit 1; }
-  deb=$(ls "$build_dir"/packages/flashps_*.deb)
 fi
-echo "$deb: $(du -h "$deb" | cut -f1)"
-dpkg-deb --field "$deb" Depends
+debs=()
+for package in "${packages[@]}"; do
+  deb=$(ls "$deb_dir/${package}_"*.deb 2>/dev/null | head -1) ||
+    { echo "FAIL: no ${package}_*.deb in $deb_dir (was its part built? gimp-plugin-flashps needs libgimp2.0-dev)"; exit 1; }
+  debs+=("$deb")
+  echo "$(basename "$deb") ($(du -h "$deb" | cut -f1)): Depends: $(dpkg-deb --field "$deb" Depends)"
+done
+deb_of() { local deb; for deb in "${debs[@]}"; do [[ $(basename "$deb") == "$1"_* ]] && echo "/tmp/flashps-check/$(basename "$deb")"; done; }
 
-step "back to the base system: purge the previous run's package and what came with it"
-if in_root dpkg-query -W -f='${Status}' flashps 2>/dev/null | grep -q "install ok installed"; then
-  in_root apt-get purge -y -qq flashps >/dev/null
-fi
+step "back to the base system: purge the previous run's packages and what came with them"
+installed=$(in_root dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" "${check_tools[@]}" gimp3-plugin-flashps 2>/dev/null |
+            awk '/ installed$/ {print $1}' | tr '\n' ' ' || true)
+[ -z "$installed" ] || in_root apt-get purge -y -qq $installed >/dev/null
 in_root apt-get autoremove --purge -y -qq >/dev/null
 "${sudo_cmd[@]}" rm -rf "$root/tmp/flashps-check"
-"${sudo_cmd[@]}" mkdir -p "$root/tmp/flashps-check"
-
-step "apt install $(basename "$deb") (its declared dependencies only)"
-"${sudo_cmd[@]}" cp "$deb" "$repository/tests/packaging/build_and_run_consumers.sh" "$root/tmp/flashps-check/"
-installed_before=$(in_root dpkg-query -W -f='${Package}\n' | sort)
+"${sudo_cmd[@]}" mkdir -p "$root/tmp/flashps-check/tests" "$root/tmp/flashps-check/samples"
+# The packages, and the test scripts that exercise them (the product comes from the packages only).
+"${sudo_cmd[@]}" cp "${debs[@]}" "$root/tmp/flashps-check/"
+"${sudo_cmd[@]}" cp -R tests/integrations tests/packaging "$root/tmp/flashps-check/tests/"
+"${sudo_cmd[@]}" cp -R samples/images "$root/tmp/flashps-check/samples/"
 in_root apt-get update -qq
-in_root apt-get install -y --no-install-recommends "/tmp/flashps-check/$(basename "$deb")" \
+
+step "a server needs no Qt: apt-get install --simulate ${server_packages[*]}"
+simulated=$(in_root apt-get install --simulate --no-install-recommends \
+              $(for package in "${server_packages[@]}"; do deb_of "$package"; done) 2>&1) ||
+  { echo "$simulated" | tail -20; exit 1; }
+server_new=$(grep -c '^Inst ' <<<"$simulated" || true)
+if grep -E '^Inst (libqt|qt6|qt5|libgtk|gimp|krita)' <<<"$simulated"; then
+  echo "FAIL: installing flashps would bring the packages above"
+  exit 1
+fi
+echo "flashps and libflashps1 bring $server_new packages, none of Qt, GTK, GIMP or Krita"
+
+step "apt install ${packages[*]} (their declared dependencies only) and ${check_tools[*]}"
+installed_before=$(in_root dpkg-query -W -f='${Package}\n' | sort)
+in_root apt-get install -y --no-install-recommends \
+  $(for package in "${packages[@]}"; do deb_of "$package"; done) "${check_tools[@]}" \
   >"$build_dir/packages-apt.log" 2>&1 || { tail -30 "$build_dir/packages-apt.log"; exit 1; }
 new_packages=$(comm -13 <(echo "$installed_before") <(in_root dpkg-query -W -f='${Package}\n' | sort))
 root_size() { "${sudo_cmd[@]}" du -shx "$root" 2>/dev/null | cut -f1; }
-echo "apt installed $(wc -l <<<"$new_packages") packages ($(root_size) root): $(tr '\n' ' ' <<<"$new_packages")"
+echo "apt installed $(wc -l <<<"$new_packages") packages ($(root_size) root)"
 
-step "build and run the consumers in the root"
-in_root bash /tmp/flashps-check/build_and_run_consumers.sh /usr/share/flashps/samples /tmp/flashps-check/work \
-  /usr/share/flashps/models
+step "flashps-paint's menu entry and icon"
+in_root desktop-file-validate /usr/share/applications/flashps-paint.desktop
+in_root test -s /usr/share/icons/hicolor/scalable/apps/flashps-paint.svg
+echo "flashps-paint.desktop is valid; its icon is installed"
 
-step "done: the package builds and runs its consumers on a fresh Debian 12 (root: $(root_size))"
+step "build and run the consumers in the root: C, C++, a plugin, a program hosting plugins"
+in_root bash /tmp/flashps-check/tests/packaging/build_and_run_consumers.sh /usr/share/flashps/samples \
+  /tmp/flashps-check/work /usr/share/flashps/models
+
+step "GIMP 2.10: gimp-console-2.10 runs the Script-Fu batch on the installed plug-in"
+in_root env FLASHPS_THREADS=2 bash /tmp/flashps-check/tests/integrations/gimp_test.sh --installed
+
+step "Krita under Xvfb: the installed docker against the installed flashps serve"
+in_root env FLASHPS_THREADS=2 bash /tmp/flashps-check/tests/integrations/krita_test.sh --installed
+
+step "done: the packages install and work on a fresh Debian 12 (root: $(root_size))"
