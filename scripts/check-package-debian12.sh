@@ -146,6 +146,8 @@ step "GIMP 2.10: gimp-console-2.10 runs the Script-Fu batch on the installed plu
 in_root env FLASHPS_THREADS=2 bash /tmp/flashps-check/tests/integrations/gimp_test.sh --installed
 
 step "Krita under Xvfb: the installed docker against the installed flashps serve"
-in_root env FLASHPS_THREADS=2 bash /tmp/flashps-check/tests/integrations/krita_test.sh --installed
+# Krita in the root sometimes took just over the test's 30 s to quit after the scenario on the
+# loaded 2-core machine (its event loop still running, the windows closed): 120 s here.
+in_root env FLASHPS_THREADS=2 FLASHPS_KRITA_QUIT_SECONDS=120 bash /tmp/flashps-check/tests/integrations/krita_test.sh --installed
 
 step "done: the packages install and work on a fresh Debian 12 (root: $(root_size))"
