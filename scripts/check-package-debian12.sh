@@ -1,26 +1,34 @@
 #!/usr/bin/env bash
-# Fresh-machine check of the .deb: builds it (cpack) from an already built tree, installs it with
-# apt into a clean Debian 12 root (debootstrap; only the package's declared dependencies come in,
-# plus cmake/gcc/g++/make/pkg-config for the consumers), and builds and runs the installed C and
-# C++ consumer samples there with find_package(FlashPS) and pkg-config
-# (tests/packaging/build_and_run_consumers.sh). Too heavy for CI; run it before a release.
+# Fresh-machine check of the packages (packaging/packages.cmake): builds them (cpack) from an
+# already built tree, checks that the server's packages (flashps, libflashps1) bring no Qt, GTK,
+# GIMP or Krita beyond what Debian's libtorch1.13 brings, installs all of them with apt into a clean
+# Debian 12 root (debootstrap; only their declared dependencies come in, GIMP and Krita among
+# them, plus cmake/gcc/g++/make/pkg-config, Xvfb and desktop-file-utils for the checks), and runs
+# there from the installed files only: desktop-file-validate on flashps-paint.desktop; the C and
+# C++ consumers (find_package and pkg-config), the sample plugin and samples/plugin_host_consumer, a
+# program hosting plugins through FlashPS::plugin_host (tests/packaging/build_and_run_consumers.sh);
+# gimp-console-2.10 with the Script-Fu batch on the installed GIMP plug-in
+# (tests/integrations/gimp_test.sh --installed); Krita under Xvfb with the installed docker
+# against the installed `flashps serve` (tests/integrations/krita_test.sh --installed). Too heavy
+# for CI; run it before a release.
 #
-#   scripts/check-package-debian12.sh            # after scripts/build.sh (the whole tree built)
+#   scripts/check-package-debian12.sh            # after scripts/build.sh (the whole tree built,
+#                                                # with libgimp2.0-dev and Qt 6 present)
 #
 # FLASHPS_BUILD_DIR (default build), FLASHPS_DEBIAN_ROOT (default ~/.cache/flashps/debian12-root),
-# FLASHPS_DEB (check this .deb instead of packaging the build).
-# The root is kept for the next run: before installing, the previous run's package and every
-# package apt installed for it are purged, so each run starts from the base system again.
+# FLASHPS_DEB_DIR (check the .debs in this folder instead of packaging the build).
+# The root is kept for the next run: before installing, the previous run's packages and every
+# package apt installed for them are purged, so each run starts from the base system again.
 # Needs root (sudo otherwise) and the Debian mirror apt already uses (read from /etc/apt); installs
 # debootstrap when missing.
 #
-# Cost (measured 2026-11-24 on the 2-core development machine, compiles running beside it):
-# first run ~16 min: debootstrap 12.5 min, build tools in the root 2 min, cpack 15 s, apt
-# installing the package and the 285 packages it depends on 70 s (flashps-paint brings Qt,
-# flashps-bench OpenCV), building and running the consumers 20 s. Later runs ~1.5 min plus cpack
-# (the downloaded .debs stay in the root's apt cache). Disk: the root takes 0.76 GB, 1.9 GB with
-# the package installed. The mirror's speed decides the first run: on 2026-11-27 the whole first
-# run took 85 s (debootstrap 26 s, apt installing 321 packages 27 s).
+# Cost (measured 2026-11-29 on the 2-core development machine, load average 15-19 from other
+# builds beside it): a whole run 14.5 min wall, 2.6 min CPU (user 2m07 + sys 0m31): cpack 62 s,
+# purging the previous run's 437 packages 3.6 min, the no-Qt simulation 23 s, apt installing the 7
+# packages and 437 others from the root's apt cache 5.1 min, the consumers 2.2 min, GIMP 72 s,
+# Krita 54 s. The first run adds the root: debootstrap 2 min and the build tools 30 s, and the
+# downloads (480 MB of .debs: no measurable time on 2026-11-29's mirror). Disk: the root takes
+# 2.7 GB with the packages installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repository=$(pwd)
