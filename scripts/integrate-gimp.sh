@@ -33,8 +33,8 @@ fi
 
 binary="${1:-}"
 if [[ -z "$binary" ]]; then
-  for candidate in "$repo/build/lib/flashps/gimp/$name" /usr/local/lib/flashps/gimp/$name \
-                   /usr/lib/flashps/gimp/$name /usr/lib/*/flashps/gimp/$name; do
+  # (The gimp-plugin-flashps package installs it in GIMP's system folder: nothing to link then.)
+  for candidate in "$repo/build/lib/flashps/gimp/$name" /usr/local/lib/gimp/2.0/plug-ins/$name/$name; do
     if [[ -x "$candidate" ]]; then binary="$candidate"; break; fi
   done
 fi

@@ -1,5 +1,6 @@
 #include "plugin_paths.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,42 @@ fs::path executable_folder() {
   return error ? fs::path() : executable.parent_path();
 }
 
+// The folder of the file this code is linked into: the program when the host is linked statically
+// (the CLI, flashps-paint), <prefix>/<libdir> for libflashps_plugin_host.so in a third-party program.
+fs::path own_file_folder() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&own_file_folder), &info) == 0 || !info.dli_fname) return {};
+  std::error_code error;
+  const fs::path file = fs::canonical(info.dli_fname, error);
+  return error ? fs::path() : file.parent_path();
+}
+
+// <prefix> of a library folder: <prefix>/<libdir> installed (libdir may be lib/x86_64-linux-gnu),
+// else one level up (<build>/lib in the build tree).
+fs::path prefix_of_library_folder(const fs::path& folder) {
+  const fs::path libdir = fs::path(FLASHPS_INSTALL_LIBDIR).lexically_normal();
+  const std::vector<fs::path> parts(libdir.begin(), libdir.end());
+  fs::path prefix = folder;
+  for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+    if (prefix.filename() != *part) return folder.parent_path();
+    prefix = prefix.parent_path();
+  }
+  return prefix;
+}
+
+// The installation prefixes the host can be part of: when it is a shared library, the library's
+// first (its own runner and first-party plugins); then the program's (bin/, or a build-tree folder
+// one level below the root).
+std::vector<fs::path> installation_roots() {
+  std::vector<fs::path> roots;
+  const fs::path program = executable_folder();
+  const fs::path library = own_file_folder();
+  if (!library.empty() && library != program) roots.push_back(prefix_of_library_folder(library));
+  if (!program.empty() && std::find(roots.begin(), roots.end(), program.parent_path()) == roots.end())
+    roots.push_back(program.parent_path());
+  return roots;
+}
+
 std::string normalized(const fs::path& path) {
   std::error_code error;
   const fs::path canonical = fs::weakly_canonical(path, error);
@@ -28,11 +65,11 @@ std::string normalized(const fs::path& path) {
 
 std::vector<std::string> installation_plugin_folders() {
   std::vector<std::string> folders;
-  const fs::path root = executable_folder().parent_path();
-  if (root.empty()) return folders;
-  for (const char* libdir : {FLASHPS_INSTALL_LIBDIR, "lib"}) {
-    const std::string folder = normalized(root / libdir / "flashps" / "plugins");
-    if (std::find(folders.begin(), folders.end(), folder) == folders.end()) folders.push_back(folder);
+  for (const fs::path& root : installation_roots()) {
+    for (const char* libdir : {FLASHPS_INSTALL_LIBDIR, "lib"}) {
+      const std::string folder = normalized(root / libdir / "flashps" / "plugins");
+      if (std::find(folders.begin(), folders.end(), folder) == folders.end()) folders.push_back(folder);
+    }
   }
   return folders;
 }
@@ -77,8 +114,8 @@ std::string find_runner(const std::string& configured, std::string* looked_in) {
     candidates.push_back(configured);
   } else {
     if (const char* variable = std::getenv("FLASHPS_PLUGIN_RUNNER"); variable && *variable) candidates.push_back(variable);
-    const fs::path root = executable_folder().parent_path();
-    if (!root.empty()) candidates.push_back(normalized(root / "libexec" / "flashps" / "flashps-plugin-runner"));
+    for (const fs::path& root : installation_roots())
+      candidates.push_back(normalized(root / "libexec" / "flashps" / "flashps-plugin-runner"));
   }
   std::string tried;
   for (const std::string& candidate : candidates) {

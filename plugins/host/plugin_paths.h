@@ -1,6 +1,7 @@
 // Where plugins and the runner are: FLASHPS_PLUGIN_PATH, the user's folder, and the installation
 // (found from the running executable, so a build tree and an installed tree both work: bin/ or
-// cli/ beside lib/flashps/plugins and libexec/flashps).
+// cli/ beside lib/flashps/plugins and libexec/flashps; and, for a program outside the
+// installation linking libflashps_plugin_host.so, from that library's folder).
 #ifndef FLASHPS_PLUGINS_PLUGIN_PATHS_H
 #define FLASHPS_PLUGINS_PLUGIN_PATHS_H
 

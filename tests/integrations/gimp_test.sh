@@ -6,13 +6,19 @@
 # else; that the capture is in the store the CLI reads; and the messages of refused calls.
 #
 #   tests/integrations/gimp_test.sh FLASHPS_BUILD_DIR
+#   tests/integrations/gimp_test.sh --installed   the packages' files: the plug-in in GIMP's system
+#                                                 folder, libflashps-dev, flashps on PATH
 # Exit 77 (skipped) without GIMP or without the plug-in built. FLASHPS_GIMP_PLUGIN names another
 # plug-in binary than FLASHPS_BUILD_DIR/lib/flashps/gimp/flashps-generative-fill.
 set -euo pipefail
 
-build="$(cd "${1:?usage: $0 FLASHPS_BUILD_DIR}" && pwd)"
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
-plugin="${FLASHPS_GIMP_PLUGIN:-$build/lib/flashps/gimp/flashps-generative-fill}"
+if [[ "${1:-}" == --installed ]]; then
+  build="" plugin=/usr/lib/gimp/2.0/plug-ins/flashps-generative-fill/flashps-generative-fill
+else
+  build="$(cd "${1:?usage: $0 FLASHPS_BUILD_DIR | --installed}" && pwd)"
+  plugin="${FLASHPS_GIMP_PLUGIN:-$build/lib/flashps/gimp/flashps-generative-fill}"
+fi
 
 if ! command -v gimp >/dev/null || ! command -v gimp-console-2.10 >/dev/null; then
   echo "SKIP: GIMP 2.10 is not installed (needs gimp and gimp-console-2.10; Debian: apt install gimp)"
@@ -31,10 +37,13 @@ fail() { echo "FAIL: $*" >&2; echo "--- GIMP's output:" >&2; cat "$work/gimp.log
 export HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" FLASHPS_CACHE_DIR="$work/store"
 unset GIMP2_DIRECTORY
 mkdir -p "$XDG_CONFIG_HOME/GIMP/2.10/gradients" # -d loads no data, and GIMP then complains of it
-"$repo/scripts/integrate-gimp.sh" "$plugin"
+sdk_flags=()  # installed: GIMP finds the plug-in itself, libflashps is the system's
+if [[ -n "$build" ]]; then
+  "$repo/scripts/integrate-gimp.sh" "$plugin"
+  sdk_flags=(-I "$repo/sdk/include" -L "$build/sdk" -Wl,-rpath,"$build/sdk")
+fi
 
-"${CC:-cc}" -O2 -o "$work/image_region_diff" "$repo/tests/integrations/image_region_diff.c" \
-  -I "$repo/sdk/include" -L "$build/sdk" -lflashps -Wl,-rpath,"$build/sdk"
+"${CC:-cc}" -O2 -o "$work/image_region_diff" "$repo/tests/integrations/image_region_diff.c" "${sdk_flags[@]}" -lflashps
 cp "$repo/samples/images/fig.jpg" "$work/in.jpg"
 cd "$work"
 
@@ -95,8 +104,10 @@ echo "  changed pixels: inside $inside_changed of $inside_total, outside $outsid
 (( inside_changed * 2 > inside_total )) || fail "only $inside_changed of $inside_total pixels inside the selection changed"
 
 # The plug-in captured into the store the CLI uses (FLASHPS_CACHE_DIR): one template.
-if [[ -x "$build/cli/flashps" ]]; then
-  "$build/cli/flashps" cache ls | tee cache.txt | sed 's/^/  /'
+flashps="$build/cli/flashps"
+[[ -n "$build" ]] || flashps="$(command -v flashps)" || fail "installed: no flashps on PATH"
+if [[ -x "$flashps" ]]; then
+  "$flashps" cache ls | tee cache.txt | sed 's/^/  /'
   grep -q '^1 capture' cache.txt || fail "the store should hold one capture"
 fi
 echo "PASS: GIMP plug-in"

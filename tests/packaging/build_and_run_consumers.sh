@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the installed consumer samples (SAMPLES_DIR/{c,cpp}_consumer) with find_package(FlashPS)
 # and with pkg-config, runs each (a real edit with the bundled model, a template replay hit, an
-# edit cancelled from its progress callback) and checks what it prints. Used by ctest
+# edit cancelled from its progress callback) and checks what it prints; then the sample plugin and
+# a program hosting plugins (plugin_host_consumer, FlashPS::plugin_host). Used by ctest
 # packaging.consumers (a temporary prefix) and scripts/check-package-debian12.sh (/usr, inside a
 # fresh Debian 12 root).
 # Usage: build_and_run_consumers.sh SAMPLES_DIR WORK_DIR MODELS_DIR [PREFIX]
@@ -94,5 +95,34 @@ if [ -d "$samples/plugin_sample" ]; then
   FLASHPS_PLUGIN_PATH="$work/plugin_sample" "$flashps" plugin run sample.posterize-selection --image "$photo" \
     --param levels=3 --out "$work/posterized.png" --quiet || { echo "FAIL: the sample plugin did not run"; exit 1; }
   [ -s "$work/posterized.png" ] || { echo "FAIL: the sample plugin wrote nothing"; exit 1; }
+fi
+# A program of its own hosting plugins (libflashps_plugin_host.so): it finds the installed
+# first-party filters and runner from the library's location (the program is in WORK_DIR), the
+# sample plugin through FLASHPS_PLUGIN_PATH, and runs both on a photo and its mask.
+if [ -d "$samples/plugin_host_consumer" ]; then
+  step "plugin_host_consumer: find_package(FlashPS COMPONENTS plugin_host)"
+  cmake -S "$samples/plugin_host_consumer" -B "$work/plugin_host_consumer" -DCMAKE_BUILD_TYPE=Release \
+        "${cmake_prefix[@]}" >"$work/plugin_host_consumer-configure.log" ||
+    { cat "$work/plugin_host_consumer-configure.log"; exit 1; }
+  cmake --build "$work/plugin_host_consumer" >"$work/plugin_host_consumer-build.log" ||
+    { cat "$work/plugin_host_consumer-build.log"; exit 1; }
+  host_consumer="$work/plugin_host_consumer/plugin_host_consumer"
+  run_host_consumer() {  # name isolation expected-plugin-folder parameters...
+    local name="$1" isolation="$2" folder="$3" out="$work/out-host-$1" output
+    shift 3
+    mkdir -p "$out"
+    step "run plugin_host_consumer $name $*"
+    output=$(env FLASHPS_PLUGIN_PATH="$work/plugin_sample" FLASHPS_CACHE_DIR="$out/store" \
+             "$host_consumer" "$samples/images/fig.jpg" "$samples/masks/fig.png" "$out" "$name" "$@" 2>&1) ||
+      { echo "$output"; echo "FAIL: plugin_host_consumer $name exited non-zero"; exit 1; }
+    echo "$output"
+    for expected in "^plugin: $name $isolation \\($folder/" "^ran $name: [1-9][0-9]* image\\(s\\), $isolation" \
+                    "^result 1: [0-9]+x[0-9]+, [1-9][0-9]* pixels changed" "all checks passed"; do
+      grep -qE "$expected" <<<"$output" || { echo "FAIL: plugin_host_consumer's output lacks /$expected/"; exit 1; }
+    done
+  }
+  run_host_consumer sample.posterize-selection isolated "$work/plugin_sample" levels=3
+  installed_prefix=$(cd "$models/../../.." && pwd -P)  # MODELS_DIR is PREFIX/share/flashps/models
+  run_host_consumer flashps.generative-fill in-process "$installed_prefix/lib[^ ]*/flashps/plugins" seed=7
 fi
 echo "consumers: all builds and runs passed"
