@@ -147,7 +147,7 @@ TEST_CASE("HTTP: a client gone mid-edit on the OpenAI route frees the single wor
   }
 }
 
-TEST_CASE("HTTP: a template capture whose client disconnects is cancelled; nothing is captured",
+TEST_CASE("HTTP: a template capture whose client disconnects is cancelled, and nothing is captured",
           "[http][transport]") {
   OneWorkerServer test;
   RawConnection leaving(test.port());
@@ -190,7 +190,7 @@ TEST_CASE("HTTP: a native edit whose 202 cannot be written (its client went away
   CHECK(test.metric("flashps_edits_cancelled_client_gone_total") == 2);
 }
 
-TEST_CASE("HTTP: a drain lets a template capture in flight finish and answer; new work gets 503",
+TEST_CASE("HTTP: a drain lets a template capture in flight finish and answer, and new work gets 503",
           "[http][transport]") {
   OneWorkerServer test;
   RawConnection capturing(test.port());
@@ -211,7 +211,7 @@ TEST_CASE("HTTP: a drain lets a template capture in flight finish and answer; ne
   CHECK(cancelled == 0);
 }
 
-TEST_CASE("HTTP: a drain out of time cancels a template capture; its client gets 503", "[http][transport]") {
+TEST_CASE("HTTP: a drain out of time cancels a template capture, whose client gets 503", "[http][transport]") {
   OneWorkerServer test;
   RawConnection capturing(test.port());
   REQUIRE(capturing.send_all(test.template_request(1000)));
