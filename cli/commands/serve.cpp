@@ -1,6 +1,7 @@
 // `flashps serve`: the serving engine behind HTTP (OpenAI-compatible and native edit APIs). The
 // server itself is the SDK's (flashps/server.h); this command opens the engine and store, prints
-// where it listens, shows progress on a terminal, and drains on SIGTERM/SIGINT.
+// where it listens (or serves on the socket systemd passed: socket_activation.h), shows progress
+// on a terminal, and drains on SIGTERM/SIGINT.
 #include <flashps/flashps.hpp>
 
 #include <malloc.h>
@@ -18,6 +19,7 @@
 #include "commands.h"
 #include "interrupt_signals.h"
 #include "serving_engine.h"
+#include "socket_activation.h"
 #include "terminal_progress.h"
 
 namespace flashps::cli {
@@ -72,6 +74,8 @@ int serve(const ServeCommandOptions& options) {
   // connection threads handling megabyte bodies, freed memory kept in those arenas made RSS creep
   // between load rounds (tests/http/http_load_faults.sh) although memory in use stayed flat.
   ::mallopt(M_ARENA_MAX, 4);
+  // Before the model loads: a socket passed by systemd (flashps.socket) replaces --listen.
+  const int inherited_fd = inherited_listen_fd();
   const ServingEngine serving =
       open_serving_engine({options.model, options.devices, options.dtype, options.cache_dir, options.batching,
                            options.profile, options.max_batch, options.max_queue, options.quiet, options.compute_nice});
@@ -90,14 +94,18 @@ int serve(const ServeCommandOptions& options) {
   server_options.model_name = options.model_name;
   server_options.store = serving.store;
   server_options.access_log = access_log_writer(options.access_log);
+  server_options.listen_fd = inherited_fd;
   InterruptSignals interrupts(
       "\nflashps: stopping: draining (no new edits; running ones finish or are cancelled), again to quit at once\n");
   fps::Server server = fps::Server::start(engine, server_options);
 
   const fps::ModelInfo model = engine.info();
   const std::string shown_host = options.listen.substr(0, options.listen.rfind(':'));
-  std::cerr << "flashps: serving " << model.model_dir << " (" << model.device << ") on http://"
-            << (shown_host.empty() ? "0.0.0.0" : shown_host) << ":" << server.port()
+  const std::string shown_address = inherited_fd > 0 ? bound_address_text(inherited_fd)
+                                                     : (shown_host.empty() ? "0.0.0.0" : shown_host) + ":" +
+                                                           std::to_string(server.port());
+  std::cerr << "flashps: serving " << model.model_dir << " (" << model.device << ") on http://" << shown_address
+            << (inherited_fd > 0 ? " (socket from systemd)" : "")
             << (options.api_key_file.empty() ? "" : " (API key required)") << "\n";
   if (!options.port_file.empty()) write_port_file(options.port_file, server.port());
 
@@ -135,7 +143,7 @@ void add_serve_command(CLI::App& app, CommandAction& action) {
   serve_command->add_option("--model", options.model, "Model folder (diffusers layout); default: bundled model");
   serve_command->add_option("--listen", options.listen,
                             "host:port ([::1]:port for IPv6; port 0 picks a free one). Not loopback: needs "
-                            "--api-key-file")
+                            "--api-key-file. A socket passed by systemd (LISTEN_FDS) replaces it")
       ->capture_default_str();
   serve_command->add_option("--devices", options.devices, "Workers: cpu, cuda, cuda:N list, or auto")
       ->capture_default_str();
@@ -144,7 +152,8 @@ void add_serve_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   serve_command->add_option("--api-key-file", options.api_key_file,
                             "API keys, one per line (at least 16 characters); clients send 'Authorization: Bearer "
-                            "<key>'");
+                            "<key>'")
+      ->envname("FLASHPS_API_KEY_FILE");
   serve_command->add_option("--max-queue", options.max_queue, "Edits waiting at most; more get 429")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();

@@ -29,10 +29,12 @@
 #include "http/http_server.h"
 #include "support/temp_dir.h"
 #include "support/tiny_pipeline.h"
+#include "support/raw_connection.h"
 
 using namespace flashps;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using test::RawConnection;
 
 namespace {
 
@@ -81,57 +83,6 @@ struct TransportServer {
     const size_t at = text.find("\n" + name + " ");
     REQUIRE(at != std::string::npos);
     return std::stod(text.substr(at + name.size() + 2));
-  }
-};
-
-// A raw loopback connection: what a hostile client sends, byte for byte.
-struct RawConnection {
-  int fd = -1;
-  explicit RawConnection(int port) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  }
-  ~RawConnection() { close(); }
-  void close() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-  bool send_all(const std::string& bytes) {
-    size_t at = 0;
-    while (at < bytes.size()) {
-      const ssize_t sent = ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
-      if (sent <= 0) return false;
-      at += static_cast<size_t>(sent);
-    }
-    return true;
-  }
-  // True when the server has answered (or closed) without blocking.
-  bool answered() const {
-    pollfd readable{fd, POLLIN, 0};
-    return ::poll(&readable, 1, 0) > 0;
-  }
-  // What arrives until the server closes, or `seconds` pass; `closed` tells which.
-  std::string read_until_closed(double seconds, bool* closed = nullptr) {
-    std::string text;
-    const auto start = Clock::now();
-    if (closed) *closed = false;
-    while (seconds_since(start) < seconds) {
-      pollfd readable{fd, POLLIN, 0};
-      if (::poll(&readable, 1, 50) <= 0) continue;
-      char buffer[65536];
-      const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
-      if (got <= 0) {
-        if (closed) *closed = true;
-        break;
-      }
-      text.append(buffer, static_cast<size_t>(got));
-    }
-    return text;
   }
 };
 

@@ -57,6 +57,14 @@ typedef struct flashps_server_params {
                                   it open while the server runs); NULL: the endpoint answers 501 */
   flashps_access_log_callback access_log; /* NULL: none */
   void* user_data;
+  /* ---- added in API 7 ---- */
+  int listen_fd;               /* > 0: serve on this socket, already bound and listening (TCP,
+                                  IPv4 or IPv6), e.g. the one systemd's socket activation passes
+                                  as fd 3 (LISTEN_FDS); `listen` is then ignored, and keys are
+                                  required unless the socket's own address is loopback. The
+                                  server takes it over once started (and closes it at
+                                  flashps_server_close); a failed start leaves it open.
+                                  0: bind `listen` */
 } flashps_server_params;
 
 typedef struct flashps_server_stats {

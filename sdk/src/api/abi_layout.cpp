@@ -74,6 +74,14 @@ static_assert(offsetof(flashps_edit_stats, template_hash) == 120);
 static_assert(offsetof(flashps_edit_stats, prompt_cache_hit) == 128);  // API 4
 static_assert(sizeof(flashps_edit_stats) == 136);
 
+// ---- flashps_server_params: API 3 up to `user_data` ----
+static_assert(offsetof(flashps_server_params, listen) == 8);
+static_assert(offsetof(flashps_server_params, keep_results_seconds) == 64);
+static_assert(offsetof(flashps_server_params, user_data) == 96);
+static_assert(kServerParamsV3Size == 104);
+static_assert(offsetof(flashps_server_params, listen_fd) == 104);  // API 7
+static_assert(sizeof(flashps_server_params) == 112);
+
 // ---- structs new in API 2: their whole size is their first layout ----
 static_assert(kRuntimeOptionsV2Size == 40);
 static_assert(kModelInfoV2Size == 72);

@@ -33,8 +33,8 @@ constexpr size_t kBatchParamsV2Size = sizeof(flashps_batch_params);
 constexpr size_t kBatchSummaryV2Size = sizeof(flashps_batch_summary);
 constexpr size_t kBrushV2Size = sizeof(flashps_brush);
 
-// ---- structs new in API 3 (server.h) ----
-constexpr size_t kServerParamsV3Size = sizeof(flashps_server_params);
+// ---- structs new in API 3 (server.h), flashps_server_params grown in API 7 ----
+constexpr size_t kServerParamsV3Size = offsetof(flashps_server_params, listen_fd);
 constexpr size_t kServerStatsV3Size = sizeof(flashps_server_stats);
 
 // ---- structs new in API 6 (model.h) ----

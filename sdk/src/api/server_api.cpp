@@ -63,10 +63,13 @@ flashps_status flashps_server_start(flashps_engine* engine, const flashps_server
   if (params.threads < 0 || params.max_connections < 0 || params.max_body_bytes < 0 || params.max_pixels < 0 ||
       params.max_prompt_chars < 0 || params.max_images < 0 || params.keep_results < 0 || params.keep_results_seconds < 0)
     return invalid(kFunction, "a limit in flashps_server_params is negative");
+  if (params.listen_fd < 0) return invalid(kFunction, "listen_fd is negative (0: bind `listen`)");
   const flashps_server_params defaults = flashps_server_default_params();
   return run(kFunction, [&] {
     http::ServerOptions options;
-    options.listen = http::parse_listen_address(params.listen ? params.listen : defaults.listen);
+    // An inherited socket (systemd's) replaces `listen`; the server reads its address from it.
+    if (params.listen_fd > 0) options.listen_fd = params.listen_fd;
+    else options.listen = http::parse_listen_address(params.listen ? params.listen : defaults.listen);
     if (params.api_key_file && *params.api_key_file) options.keys = http::ApiKeys::load(params.api_key_file);
     options.threads = params.threads > 0 ? params.threads : defaults.threads;
     // Each served connection holds a thread (event streams for minutes): more than the threads

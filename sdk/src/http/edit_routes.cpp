@@ -1,7 +1,8 @@
 // The native edit API: POST /v1/edits (JSON with base64 images, or multipart; white mask pixels
 // regenerate) answers 202 with an id at once; GET /v1/edits/{id} its status with step/steps;
 // GET /v1/edits/{id}/events a Server-Sent Events stream of its progress; DELETE /v1/edits/{id}
-// cancels; GET /v1/edits/{id}/result the image; GET /v1/edits the recent edits.
+// cancels; GET /v1/edits/{id}/result the image; GET /v1/edits the recent edits. An edit is not
+// tied to its client's connection once the 202 with its id was written; before, it is.
 #include "http/router.h"
 
 #include <climits>
@@ -51,6 +52,17 @@ void submit_edit(const Request& request, Response& response, ServerContext& cont
     if (edits.replayed) response.set_header("Idempotent-Replayed", "true");
   }
   const auto& job = edits.jobs.front();
+  // The edit's id reaches its client in this answer: when it cannot be written (the client went
+  // away meanwhile), nobody can find the edit, and it stops at its next step, unless a retry with
+  // the same Idempotency-Key joins it within the grace. A delivered answer keeps its waiter for
+  // good: someone knows the id.
+  job->add_waiter();
+  const double grace = key.empty() ? 0 : kIdempotentRetryGraceSeconds;
+  response.on_undelivered = [job, grace, &metrics = context.metrics] {
+    if (!job->release_waiter(grace)) return;
+    job->cancel();
+    ++metrics.cancelled_client_gone;
+  };
   const std::string base_url = base_url_of(request, context);
   response.set_header("Location", "/v1/edits/" + job->id());
   respond_json(response, 202, job_json(job->view(), base_url));

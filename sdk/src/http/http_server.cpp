@@ -1,19 +1,16 @@
 #include "http/http_server.h"
 
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "http/listening_socket.h"
 #include "http/responses.h"
 #include "http/wire/multipart.h"
 #include "http/wire/response_writer.h"
@@ -24,6 +21,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 bool needs_key(const std::string& path) { return path != "/healthz" && path != "/readyz"; }
+
+// A request that makes work (an edit, a template capture): a drain waits for its answer.
+bool takes_work(const Request& request) {
+  return request.method == "POST" &&
+         (request.path == "/v1/images/edits" || request.path == "/v1/edits" || request.path == "/v1/templates");
+}
 
 // Cheap, and what an orchestrator polls: never queued behind edits (their own workers).
 bool is_operations_route(const Request& request) {
@@ -62,42 +65,15 @@ Response error_answer(const HttpError& error) {
   return response;
 }
 
-// A socket bound to the address and listening, or -1.
-int listen_on(const ListenAddress& address) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(address.host.c_str(), std::to_string(address.port).c_str(), &hints, &found) != 0) return -1;
-  int fd = -1;
-  for (addrinfo* at = found; at && fd < 0; at = at->ai_next) {
-    fd = ::socket(at->ai_family, at->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, at->ai_protocol);
-    if (fd < 0) continue;
-    // SO_REUSEADDR allows a quick restart; not SO_REUSEPORT, with which a second server on the
-    // same port would start and silently take half the connections.
-    int yes = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    if (::bind(fd, at->ai_addr, at->ai_addrlen) != 0 || ::listen(fd, 1024) != 0) {
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  ::freeaddrinfo(found);
-  return fd;
-}
-
-int port_of(int fd) {
-  sockaddr_storage bound{};
-  socklen_t length = sizeof bound;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
-  if (bound.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port);
-  return ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
-}
-
 }  // namespace
 
 HttpServer::HttpServer(sdk::Engine engine, ServerOptions options) {
+  // A socket handed over (systemd's) is judged by the address it is bound to, like one bound here.
+  std::optional<ListeningSocket> adopted;
+  if (options.listen_fd > 0) {
+    adopted = adopt_listening_socket(options.listen_fd);
+    options.listen = adopted->address;
+  }
   if (!options.listen.loopback() && options.keys.empty())
     throw sdk::Error(FLASHPS_INVALID_ARGUMENT,
                      "listening on " + options.listen.text() +
@@ -113,13 +89,9 @@ HttpServer::HttpServer(sdk::Engine engine, ServerOptions options) {
   add_template_routes(router_, context);
   add_operations_routes(router_, context);
 
-  const ListenAddress& address = context.options.listen;
-  const int listen_fd = listen_on(address);
-  if (listen_fd < 0)
-    throw sdk::Error(FLASHPS_IO_ERROR, "cannot listen on " + address.text() +
-                                           ": the address is in use or not this machine's (another server "
-                                           "running? pick another --listen port)");
-  context.port = port_of(listen_fd);
+  const ListeningSocket listening = adopted ? *adopted : listen_on(context.options.listen);
+  const int listen_fd = listening.fd;
+  context.port = listening.address.port;
   workers_ = std::make_unique<WorkerPool>(context.options.threads, context.options.max_connections);
   health_workers_ = std::make_unique<WorkerPool>(std::max(1, context.options.health_threads), 64);
   ConnectionLoop::Handlers handlers;
@@ -160,8 +132,16 @@ std::optional<Response> HttpServer::on_head(Request& request) {
 }
 
 std::optional<Response> HttpServer::on_request(const std::shared_ptr<Exchange>& exchange) {
-  WorkerPool& pool = is_operations_route(exchange->request) ? *health_workers_ : *workers_;
-  if (pool.try_submit([this, exchange] { serve(*exchange); })) return std::nullopt;
+  const bool operations = is_operations_route(exchange->request);
+  WorkerPool& pool = operations ? *health_workers_ : *workers_;
+  std::atomic<int>& in_progress = context_->metrics.requests_in_progress;
+  if (!operations) ++in_progress;
+  if (pool.try_submit([this, exchange, operations, &in_progress] {
+        serve(*exchange);
+        if (!operations) --in_progress;
+      }))
+    return std::nullopt;
+  if (!operations) --in_progress;
   return error_answer(HttpError(503,
                                 "too many connections (at most " + std::to_string(context_->options.max_connections) +
                                     " requests served at once); retry later",
@@ -170,6 +150,9 @@ std::optional<Response> HttpServer::on_request(const std::shared_ptr<Exchange>& 
 
 void HttpServer::serve(Exchange& exchange) {
   Request& request = exchange.request;
+  // Counted before the route checks `draining`, and until the answer is written (drain()).
+  std::optional<AnswersInFlight::Scope> in_flight;
+  if (takes_work(request)) in_flight.emplace(context_->answers);
   Response response;
   if (request.is_multipart_form_data()) {
     if (const auto error = parse_multipart(request.get_header_value("Content-Type"), request.body,
@@ -191,6 +174,7 @@ void HttpServer::serve(Exchange& exchange) {
   response.set_header("X-Request-Id", request.get_header_value("X-Request-Id"));
   SocketWriter writer(exchange.fd(), context_->options.transport.write_seconds, request.presence);
   const int64_t bytes_out = write_response(writer, response, request.method);
+  if (!writer.ok() && response.on_undelivered) response.on_undelivered();
   exchange.finish();
   log_answer(request, response, bytes_out);
 }
@@ -235,10 +219,17 @@ ServerStats HttpServer::stats() const {
 }
 
 int HttpServer::drain(double seconds) {
-  context_->draining = true;
-  if (context_->jobs->wait_all_finished(seconds)) return 0;
-  const int cancelled = context_->jobs->cancel_all();
-  context_->jobs->wait_all_finished(60);  // cancels land at the next step boundary
+  ServerContext& context = *context_;
+  context.draining = true;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  const auto seconds_left = [&] { return std::chrono::duration<double>(deadline - Clock::now()).count(); };
+  // Edits, template captures, and the answers of both: close() then cuts no answer short.
+  if (context.jobs->wait_all_finished(seconds) && context.answers.wait_none(seconds_left())) return 0;
+  const int cancelled = context.jobs->cancel_all() + context.metrics.captures_running.load();
+  context.cancel_captures = true;
+  // Cancels land at the next step boundary; then the cancelled requests answer 503.
+  context.jobs->wait_all_finished(60);
+  context.answers.wait_none(60);
   return cancelled;
 }
 

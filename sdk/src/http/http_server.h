@@ -33,8 +33,8 @@ class HttpServer {
 
   int port() const { return context_->port; }
   ServerStats stats() const;
-  // Stops taking edits, waits up to `seconds` for those in flight, cancels the rest; returns how
-  // many were cancelled.
+  // Stops taking edits and template captures, waits up to `seconds` for those in flight and for
+  // their answers to be written, cancels the rest; returns how many were cancelled.
   int drain(double seconds);
   // Idempotent.
   void close();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "http/answers_in_flight.h"
 #include "http/api_keys.h"
 #include "http/edit_form.h"
 #include "http/edit_jobs.h"
@@ -23,6 +24,7 @@ namespace flashps::http {
 
 struct ServerOptions {
   ListenAddress listen{"127.0.0.1", 8188};
+  int listen_fd = 0;  // > 0: a socket already listening (systemd's); `listen` is then its address
   ApiKeys keys;
   int threads = 16;          // workers serving edits and every other route
   int max_connections = 64;  // requests held by those workers (running or waiting); past it 503
@@ -49,6 +51,8 @@ struct ServerContext {
   std::unique_ptr<IdempotencyKeys> idempotency_keys;  // Idempotency-Key on the edit routes
   std::atomic<bool> draining{false};
   int port = 0;
+  AnswersInFlight answers;                 // POST edits and templates until answered (drain)
+  std::atomic<bool> cancel_captures{false};  // a drain out of time: they stop at their next step
 
   // Throws HttpError(503) while draining: edits are no longer taken.
   void check_accepting() const;

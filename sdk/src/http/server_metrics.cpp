@@ -86,8 +86,13 @@ std::string ServerMetrics::prometheus(const sdk::EngineCounters& engine, bool re
   metric(out, "flashps_http_connections", "gauge", "Open HTTP connections");
   out += "flashps_http_connections " + std::to_string(connections.load()) + "\n";
   metric(out, "flashps_edits_cancelled_client_gone_total", "counter",
-         "Edits cancelled because the client waiting for the answer disconnected");
+         "Edits and template captures cancelled because the client waiting for the answer disconnected");
   out += "flashps_edits_cancelled_client_gone_total " + std::to_string(cancelled_client_gone.load()) + "\n";
+  metric(out, "flashps_template_captures_running", "gauge", "POST /v1/templates capturing a template now");
+  out += "flashps_template_captures_running " + std::to_string(captures_running.load()) + "\n";
+  metric(out, "flashps_http_requests_in_progress", "gauge",
+         "Requests handed to a worker and not yet answered (those waiting for a free worker included)");
+  out += "flashps_http_requests_in_progress " + std::to_string(requests_in_progress.load()) + "\n";
   metric(out, "flashps_workers", "gauge", "Engine workers (devices)");
   out += "flashps_workers " + std::to_string(engine.workers) + "\n";
   metric(out, "flashps_engine_steps_total", "counter", "Batched denoising steps run");

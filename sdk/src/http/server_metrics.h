@@ -35,8 +35,11 @@ class ServerMetrics {
   std::atomic<int> connections{0};
   std::atomic<int> queued{0};   // submitted, not yet denoising
   std::atomic<int> running{0};  // denoising now
-  // Edits cancelled because the client that waited for their answer disconnected.
+  // Edits and template captures cancelled because the client that waited for their answer
+  // disconnected.
   std::atomic<int64_t> cancelled_client_gone{0};
+  std::atomic<int> captures_running{0};      // POST /v1/templates capturing now
+  std::atomic<int> requests_in_progress{0};  // handed to a worker (or waiting for one), not yet answered
 
   void count_http(int status);
   // "done", "failed", "cancelled", "deadline_exceeded", "rejected"

@@ -1,8 +1,10 @@
 // Templates: POST /v1/templates runs a template in full and captures it (later edits of that image
 // reuse it: the mask-aware cache); GET /v1/templates lists the store's captures; DELETE
-// /v1/templates/{hash prefix} removes them. The store is reached only through the SDK.
+// /v1/templates/{hash prefix} removes them. The store is reached only through the SDK. A capture
+// whose client disconnects is cancelled; a drain waits for captures as for edits.
 #include "http/router.h"
 
+#include <atomic>
 #include <chrono>
 
 #include "http/responses.h"
@@ -28,9 +30,28 @@ void register_template(const Request& request, Response& response, ServerContext
   else images = decode_edit_images(form, context.options.limits, MaskConvention::white);
   const sdk::Image& image = images.image;
   const sdk::Image& mask = images.mask;
+  // A capture pauses the engine's edits while it runs: one whose client went away, or that a
+  // drain out of time cancels, stops at its next step (the progress callback says so).
+  sdk::EditOptions capture_options = options;
+  const auto presence = request.presence;
+  bool client_gone = false;
+  capture_options.progress = [&](const std::string&, int, int, double) {
+    client_gone = presence->gone();
+    return !client_gone && !context.cancel_captures.load();
+  };
+  ++context.metrics.captures_running;
+  struct Running {
+    std::atomic<int>& count;
+    ~Running() { --count; }
+  } running{context.metrics.captures_running};
   const auto start = std::chrono::steady_clock::now();
-  const sdk::EditStats stats =
-      context.engine.register_template(image, form.mask.empty() ? nullptr : &mask, options);
+  sdk::EditStats stats;
+  try {
+    stats = context.engine.register_template(image, form.mask.empty() ? nullptr : &mask, capture_options);
+  } catch (const sdk::Error& error) {
+    if (error.status() == FLASHPS_CANCELLED && client_gone) ++context.metrics.cancelled_client_gone;
+    throw;
+  }
   respond_json(response, stats.template_hash.empty() ? 200 : 201,
                {{"object", "template"},
                 {"template_hash", stats.template_hash},

@@ -28,6 +28,7 @@ struct ServerOptions {
   std::string model_name;                // empty: the model folder's name
   Store store;                           // GET /v1/templates; empty: 501
   std::function<void(const std::string& line)> access_log;  // one JSON line per request
+  int listen_fd = 0;  // > 0: serve on this listening socket (systemd's, fd 3), not `listen`
 };
 
 struct ServerStats {
@@ -58,6 +59,7 @@ class Server {
     if (options.keep_results_seconds > 0) params.keep_results_seconds = options.keep_results_seconds;
     params.model_name = detail::c_str_or_null(options.model_name);
     params.store = options.store.get();
+    params.listen_fd = options.listen_fd;
     if (options.access_log) {
       params.access_log = [](const char* line, void* user_data) {
         try {

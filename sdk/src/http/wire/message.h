@@ -82,6 +82,9 @@ struct Response {
   std::string body;
   ContentProvider content_provider;  // set: the body is streamed in chunks
   ContentProviderResourceReleaser content_provider_releaser;
+  // Called when the answer could not be written in full (the client went away first, or stopped
+  // reading): what the route made for the client and only it would find is cancelled there.
+  std::function<void()> on_undelivered;
 
   bool has_header(const std::string& name) const { return headers.find(name) != headers.end(); }
   std::string get_header_value(const std::string& name) const;
