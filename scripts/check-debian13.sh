@@ -10,6 +10,9 @@
 #   scripts/check-debian13.sh --cuda           # CUDA LibTorch 2.6: build + ctest (CPU tests)
 #   scripts/check-debian13.sh --build-only     # either, without ctest
 #   scripts/check-debian13.sh --setup-only     # either, only the root and its dependencies
+#   scripts/check-debian13.sh --targets flashps_gimp3_plugin,flashps_cli -- -R gimp3
+#                                              # build only these targets (and what they need),
+#                                              # then ctest: quick iteration on one part
 #   scripts/check-debian13.sh -- -R engine     # extra arguments after -- go to ctest
 #
 # FLASHPS_DEBIAN13_ROOT (default ~/.cache/flashps/debian13-root, or debian13-cuda-root with
@@ -25,14 +28,16 @@ repository=$(pwd)
 cuda=0
 build_only=0
 setup_only=0
+targets=""
 ctest_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --cuda) cuda=1 ;;
     --build-only) build_only=1 ;;
     --setup-only) setup_only=1 ;;
+    --targets) targets=${2:?--targets needs a comma-separated list of targets}; shift ;;
     --) shift; ctest_args=("$@"); break ;;
-    *) echo "check-debian13: unknown argument $1 (--cuda, --build-only, --setup-only, -- CTEST_ARGS)" >&2; exit 2 ;;
+    *) echo "check-debian13: unknown argument $1 (--cuda, --build-only, --setup-only, --targets T1,T2, -- CTEST_ARGS)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -140,8 +145,17 @@ fi
 configure_args=()
 # LibTorch's CUDA build finds the toolkit through CUDAToolkit; Debian's nvcc lives in /usr/bin.
 [ "$cuda" = 1 ] && configure_args+=(-DFLASHPS_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER=/usr/bin/nvcc)
-step "build (scripts/build.sh; log: $root.build.log)"
-in_root bash -c "cd /flashps/src && scripts/build.sh ${configure_args[*]}" >"$root.build.log" 2>&1 ||
+if [ -n "$targets" ]; then
+  # Configured as scripts/build.sh does (same build folder and ccache), then only these targets.
+  step "build ${targets//,/ } (log: $root.build.log)"
+  build_command="source scripts/ccache-env.sh &&
+    { [ -f /flashps/build/build.ninja ] || cmake -S . -B /flashps/build -G Ninja -DCMAKE_BUILD_TYPE=Release ${configure_args[*]}; } &&
+    cmake --build /flashps/build -j \${FLASHPS_JOBS:-\$(nproc)} --target ${targets//,/ }"
+else
+  step "build (scripts/build.sh; log: $root.build.log)"
+  build_command="scripts/build.sh ${configure_args[*]}"
+fi
+in_root bash -c "cd /flashps/src && $build_command" >"$root.build.log" 2>&1 ||
   { grep -E "error|Error" "$root.build.log" | head -40; tail -20 "$root.build.log"; exit 1; }
 grep -E "^-- (FlashPS|Found Torch|Caffe2: CUDA|Found CUDA)" "$root.build.log" | sort -u | sed 's/^/  /' || true
 warnings=$(grep -c "warning:" "$root.build.log" || true)

@@ -45,8 +45,12 @@ if [ "$release" = bookworm ]; then
     libgimp2.0-dev gimp   # plugins/gimp: the GIMP 2.10 plug-in (libgimp, GTK 2) and GIMP itself
   )
 else
-  # Debian 13 ships GIMP 3, whose plug-in API replaced 2.10's: plugins/gimp is not built there.
-  packages+=(libclang-rt-dev)
+  # Debian 13 ships GIMP 3, whose plug-in API replaced 2.10's: plugins/gimp is not built there,
+  # plugins/gimp3 is (libgimp 3, GTK 3), and its test runs gimp-console-3.0's Script-Fu batch.
+  packages+=(
+    libclang-rt-dev
+    libgimp-3.0-dev gimp  # plugins/gimp3: the GIMP 3 plug-in (libgimp 3, GTK 3) and GIMP 3 itself
+  )
 fi
 if [ "${FLASHPS_WITH_CUDA:-0}" = 1 ]; then
   if [ "$release" = bookworm ]; then

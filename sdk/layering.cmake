@@ -58,7 +58,9 @@ flashps_front_end(plugins/core LIBRARIES nlohmann)
 flashps_front_end(plugins/host LIBRARIES nlohmann ALSO_OWN plugins/core)
 flashps_front_end(plugins/runner LIBRARIES nlohmann ALSO_OWN plugins/core)
 flashps_front_end(plugins/filters)
-flashps_front_end(plugins/gimp LIBRARIES libgimp)
+flashps_front_end(plugins/gimp_common)                                # the GIMP plug-ins' shared fill (GLib)
+flashps_front_end(plugins/gimp LIBRARIES libgimp ALSO_OWN plugins/gimp_common)
+flashps_front_end(plugins/gimp3 LIBRARIES libgimp ALSO_OWN plugins/gimp_common)
 
 # Every folder under these that holds sources must have a row above (a layer or a front end).
 set(FLASHPS_PLACED_FOLDERS sdk/src plugins desktop_app)

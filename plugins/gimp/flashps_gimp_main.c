@@ -100,6 +100,18 @@ check_input (gint32 image, gint32 drawable)
   return NULL;
 }
 
+/* GIMP 2.10's progress bar, for the shared fill (plugins/gimp_common). */
+static void
+show_progress (const gchar *stage, gdouble fraction)
+{
+  if (stage != NULL)
+    gimp_progress_set_text_printf ("FlashPS: %s", stage);
+  if (fraction >= 0.0)
+    gimp_progress_update (fraction);
+  else
+    gimp_progress_pulse ();
+}
+
 /* Reads the layer and selection, runs the edit and adds the fill layer; NULL, or an error. */
 static gchar *
 fill_selection (gint32 image, gint32 drawable, const FlashpsGimpValues *settings,
@@ -109,7 +121,7 @@ fill_selection (gint32 image, gint32 drawable, const FlashpsGimpValues *settings
   const gint32 source = flashps_gimp_fill_source (image, drawable);
   flashps_image pixels = { 0 }, mask = { 0 }, result = { 0 };
   FlashpsFillSettings fill = { settings->prompt, (guint32) settings->seed, settings->steps,
-                               (gfloat) settings->strength };
+                               (gfloat) settings->strength, show_progress };
   gchar *error = NULL, *layer_name;
   gint32 layer = -1;
 
@@ -128,7 +140,7 @@ fill_selection (gint32 image, gint32 drawable, const FlashpsGimpValues *settings
   if (error != NULL)
     return error;
 
-  layer_name = g_strdup_printf ("FlashPS fill (seed %u)", (guint32) settings->seed); /* as run */
+  layer_name = flashps_gimp_layer_name ((guint32) settings->seed); /* as run */
   gimp_image_undo_group_start (image);
   if (result.width == (guint32) gimp_drawable_width (source) &&
       result.height == (guint32) gimp_drawable_height (source))
@@ -143,15 +155,8 @@ fill_selection (gint32 image, gint32 drawable, const FlashpsGimpValues *settings
 static void
 report (const FlashpsFillOutcome *outcome)
 {
-  gchar *text;
+  gchar *text = flashps_gimp_outcome_text (outcome);
 
-  if (outcome->cache_hit)
-    text = g_strdup_printf ("FlashPS: cache hit · %.2f s", outcome->seconds);
-  else if (outcome->captured)
-    text = g_strdup_printf ("FlashPS: template captured · %.1f s", outcome->seconds);
-  else
-    text = g_strdup_printf ("FlashPS: done · %.1f s (%s)", outcome->seconds,
-                            outcome->note ? outcome->note : "template not captured");
   gimp_message (text);
   g_free (text);
 }
@@ -166,6 +171,7 @@ run (const gchar *name, gint nparams, const GimpParam *param, gint *nreturn_vals
   const gint32 drawable = param[2].data.d_drawable;
   FlashpsGimpValues settings = { "", 0, FALSE, 0, 1.0 };
   FlashpsFillOutcome outcome = { 0 };
+  const gchar *refused;
   gchar *error = NULL;
 
   *nreturn_vals = 1;
@@ -191,8 +197,8 @@ run (const gchar *name, gint nparams, const GimpParam *param, gint *nreturn_vals
       values[0].data.d_status = GIMP_PDB_CANCEL;
       return;
     }
-  if (settings.steps < 0 || settings.strength <= 0.0 || settings.strength > 1.0)
-    error = g_strdup ("FlashPS Generative Fill: steps must be >= 0 and strength in (0, 1]");
+  if ((refused = flashps_gimp_check_settings (settings.steps, settings.strength)) != NULL)
+    error = g_strdup (refused);
   else
     error = fill_selection (image, drawable, &settings, &outcome);
   if (error != NULL)

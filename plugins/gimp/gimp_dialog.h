@@ -4,8 +4,7 @@
 
 #include <glib.h>
 
-#define FLASHPS_GIMP_PROCEDURE "plug-in-flashps-generative-fill"
-#define FLASHPS_GIMP_BINARY    "flashps-generative-fill"
+#define FLASHPS_GIMP_BINARY "flashps-generative-fill"
 
 /* Kept with gimp_set_data/gimp_get_data: plain data of a fixed size. */
 typedef struct

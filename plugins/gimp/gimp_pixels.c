@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "gimp_fill.h"
+
 /* Parasite on a fill layer holding its source layer's tattoo (tattoos survive XCF saves). */
 #define FILL_SOURCE_PARASITE "flashps-fill-source"
 
@@ -31,8 +33,6 @@ flashps_gimp_read_selection (gint32 image, gint32 drawable, flashps_image *mask)
   gboolean non_empty = FALSE;
   gint x1, y1, x2, y2;
   GeglBuffer *buffer;
-  gint64 selected = 0;
-  gsize i;
 
   if (! gimp_selection_bounds (image, &non_empty, &x1, &y1, &x2, &y2) || ! non_empty)
     return 0;
@@ -44,9 +44,7 @@ flashps_gimp_read_selection (gint32 image, gint32 drawable, flashps_image *mask)
   gegl_buffer_get (buffer, GEGL_RECTANGLE (offset_x, offset_y, width, height), 1.0,
                    babl_format ("Y u8"), mask->pixels, GEGL_AUTO_ROWSTRIDE, GEGL_ABYSS_NONE);
   g_object_unref (buffer);
-  for (i = 0; i < (gsize) width * height; i++)
-    selected += mask->pixels[i] != 0;
-  return selected;
+  return flashps_gimp_mask_coverage (mask);
 }
 
 gint32

@@ -2,28 +2,26 @@
  * (plugins/filters/support/filter_support.cpp): look up, capture on a miss, then edit. */
 #include "gimp_fill.h"
 
-#include <libgimp/gimp.h>
+static GThread                *progress_thread; /* GIMP's wire is not thread-safe: report from */
+static FlashpsFillProgressFunc progress_func;   /* the fill's own thread only */
+static gchar                  *progress_stage;
 
-static GThread *progress_thread; /* GIMP's wire is not thread-safe: report from our thread only */
-static gchar   *progress_stage;
-
-/* Shows the library's stages in GIMP's progress bar. GIMP 2.10 cancels a plug-in by ending its
- * process, so this never returns 0. */
+/* Passes the library's stages to the plug-in's progress bar. GIMP 2.10 cancels a plug-in by
+ * ending its process (see plugins/gimp/README.md), so this never returns 0. */
 static int
 report_progress (const char *stage, int step, int total_steps, double stage_seconds, void *user_data)
 {
-  if (g_thread_self () != progress_thread)
+  const gchar *changed = NULL;
+
+  if (progress_func == NULL || g_thread_self () != progress_thread)
     return 1;
   if (g_strcmp0 (stage, progress_stage) != 0)
     {
       g_free (progress_stage);
       progress_stage = g_strdup (stage);
-      gimp_progress_set_text_printf ("FlashPS: %s", stage);
+      changed = stage;
     }
-  if (total_steps > 0)
-    gimp_progress_update ((gdouble) step / total_steps);
-  else
-    gimp_progress_pulse ();
+  progress_func (changed, total_steps > 0 ? (gdouble) step / total_steps : -1.0);
   return 1;
 }
 
@@ -70,6 +68,7 @@ flashps_gimp_fill (const flashps_image *image, const flashps_image *mask,
   int found = 0;
 
   progress_thread = g_thread_self ();
+  progress_func = settings->progress;
   editor = open_editor (error);
   if (editor == NULL)
     return FALSE;
@@ -102,4 +101,41 @@ flashps_gimp_fill (const flashps_image *image, const flashps_image *mask,
   outcome->cache_hit = ok && found && stats.cache_hit;
   flashps_editor_close (editor);
   return ok;
+}
+
+const gchar *
+flashps_gimp_check_settings (gint steps, gdouble strength)
+{
+  if (steps < 0 || strength <= 0.0 || strength > 1.0)
+    return "FlashPS Generative Fill: steps must be >= 0 and strength in (0, 1]";
+  return NULL;
+}
+
+gint64
+flashps_gimp_mask_coverage (const flashps_image *mask)
+{
+  const gsize size = (gsize) mask->width * mask->height * mask->channels;
+  gint64 selected = 0;
+  gsize i;
+
+  for (i = 0; i < size; i++)
+    selected += mask->pixels[i] != 0;
+  return selected;
+}
+
+gchar *
+flashps_gimp_outcome_text (const FlashpsFillOutcome *outcome)
+{
+  if (outcome->cache_hit)
+    return g_strdup_printf ("FlashPS: cache hit · %.2f s", outcome->seconds);
+  if (outcome->captured)
+    return g_strdup_printf ("FlashPS: template captured · %.1f s", outcome->seconds);
+  return g_strdup_printf ("FlashPS: done · %.1f s (%s)", outcome->seconds,
+                          outcome->note ? outcome->note : "template not captured");
+}
+
+gchar *
+flashps_gimp_layer_name (guint32 seed)
+{
+  return g_strdup_printf ("FlashPS fill (seed %u)", seed);
 }
