@@ -9,6 +9,8 @@
 namespace flashps::dev {
 
 FixtureReport run_flux_transformer_fixture(const FixtureSet& set);  // models/flux
+// Single-file and GGUF fixtures of Flux transformers: each case loads its `weights` file.
+FixtureReport run_flux_checkpoint_fixture(const FixtureSet& set);
 FixtureReport run_autoencoder_kl_fixture(const FixtureSet& set);    // models/vae
 FixtureReport run_schedulers_fixture(const std::string& dir);       // schedulers/
 FixtureReport run_unet_fixture(const FixtureSet& set);              // models/unet

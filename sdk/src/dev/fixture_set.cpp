@@ -18,7 +18,9 @@ FixtureSet load_fixture_set(const std::string& dir) {
   const std::string cases_path = (fs::path(dir) / "cases.json").string();
   nlohmann::json cases = read_json_file(cases_path);
   try {
-    set.component = cases.at("component").get<std::string>();
+    // Checkpoint fixtures (single files, GGUF) name several components, each case its own.
+    set.components = cases.value("components", nlohmann::json::object());
+    set.component = set.components.empty() ? cases.at("component").get<std::string>() : std::string();
     set.weights = cases.value("weights", "");
     for (const auto& entry : cases.at("cases")) {
       FixtureCase fixture_case;
@@ -29,6 +31,8 @@ FixtureSet load_fixture_set(const std::string& dir) {
         fixture_case.outputs[output] = key.get<std::string>();
       fixture_case.atol = entry.value("atol", 0.0);
       fixture_case.rtol = entry.value("rtol", 0.0);
+      fixture_case.component = entry.value("component", "");
+      fixture_case.weights = entry.value("weights", "");
       set.cases.push_back(std::move(fixture_case));
     }
   } catch (const nlohmann::json::exception& error) {

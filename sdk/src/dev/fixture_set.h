@@ -17,6 +17,8 @@ struct FixtureCase {
   std::map<std::string, std::string> outputs; // output name -> tensor key
   double atol = 0;
   double rtol = 0;
+  std::string component;  // checkpoint fixtures: a key of FixtureSet::components
+  std::string weights;    // checkpoint fixtures: the file of the folder this case loads
 };
 
 struct FixtureSet {
@@ -24,6 +26,7 @@ struct FixtureSet {
   std::string component;  // "_class_name" of the model, e.g. "FluxTransformer2DModel"
   std::string weights;    // weights file name inside dir
   nlohmann::json config;  // config.json
+  nlohmann::json components;  // checkpoint fixtures: name -> {"_class_name", "config", ...}
   std::vector<FixtureCase> cases;
   std::map<std::string, at::Tensor> tensors;  // cases.safetensors
 

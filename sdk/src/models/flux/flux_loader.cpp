@@ -4,6 +4,8 @@
 #include "models/flux/flux_transformer.h"
 #include "models/loading/model_files.h"
 #include "models/loading/weights.h"
+#include "models/loading/checkpoint_tensors.h"
+#include "models/flux/flux_bfl_layout.h"
 
 namespace flashps {
 namespace {
@@ -29,17 +31,29 @@ void check_config_against_weights(const FluxConfig& config, const std::string& s
 FluxTransformer load_flux_transformer(const std::string& model_dir, at::ScalarType dtype) {
   const std::string config_source = model_dir + "/config.json";
   FluxConfig config = FluxConfig::from_json(read_component_config(model_dir), config_source);
-  auto files = open_component_weights(model_dir);
-  std::vector<const SafetensorsFile*> views;
-  for (const auto& file : files) views.push_back(file.get());
-  check_config_against_weights(config, config_source, WeightShapes(views));
+  return load_flux_transformer(*safetensors_tensors(open_component_weights(model_dir)), config, config_source, dtype);
+}
+
+FluxTransformer load_flux_transformer(const CheckpointTensors& weights, const FluxConfig& config,
+                                      const std::string& config_source, at::ScalarType dtype) {
+  check_config_against_weights(config, config_source, WeightShapes(weights));
   FluxTransformer model(config);
   WeightLoadOptions options;
   options.dtype = dtype;
-  load_weights_strict(*model, views, options);
+  load_weights_strict(*model, weights, options);
   prefer_fast_linear_layout(*model);
   model->eval();
   return model;
+}
+
+std::unique_ptr<CheckpointTensors> flux_transformer_tensors(std::unique_ptr<CheckpointTensors> stored) {
+  for (const char* prefix : {"", "model.diffusion_model."}) {
+    if (has_flux_bfl_keys(*stored, prefix)) {
+      KeyLayout layout = flux_bfl_layout(*stored, prefix);
+      return tensors_in_layout(std::move(stored), std::move(layout), "Black Forest Labs Flux");
+    }
+  }
+  return stored;  // diffusers keys (or not a Flux transformer: the loader names the keys)
 }
 
 }  // namespace flashps

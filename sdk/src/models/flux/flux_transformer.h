@@ -14,6 +14,7 @@
 #include "models/common/layers.h"
 #include "models/flux/flux_blocks.h"
 #include "models/flux/flux_config.h"
+#include "models/loading/checkpoint_tensors.h"
 
 namespace flashps {
 
@@ -91,5 +92,12 @@ struct ConditioningEmbeddingCache {
 
 // Loads <dir>/config.json and the diffusers weights (single file or sharded index) strictly.
 FluxTransformer load_flux_transformer(const std::string& model_dir, at::ScalarType dtype);
+// From weights already opened (a single file, a GGUF file, any key layout seen in diffusers'
+// keys) and a config; `config_source` names the config in errors.
+FluxTransformer load_flux_transformer(const CheckpointTensors& weights, const FluxConfig& config,
+                                      const std::string& config_source, at::ScalarType dtype);
+// A checkpoint's tensors in diffusers' keys: Black Forest Labs' keys (bare or under
+// "model.diffusion_model.") mapped through their table, anything else as stored.
+std::unique_ptr<CheckpointTensors> flux_transformer_tensors(std::unique_ptr<CheckpointTensors> stored);
 
 }  // namespace flashps

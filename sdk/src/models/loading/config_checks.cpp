@@ -6,6 +6,7 @@
 
 #include "core/diagnostics/error.h"
 #include "core/files/safetensors.h"
+#include "models/loading/checkpoint_tensors.h"
 
 namespace flashps {
 namespace {
@@ -32,6 +33,10 @@ WeightShapes::WeightShapes(const std::vector<const SafetensorsFile*>& files) {
     source_ += (source_.empty() ? "" : ", ") + file->source_name();
     for (const TensorInfo& info : file->tensors()) shapes_[info.name] = {file->source_name(), info.shape};
   }
+}
+
+WeightShapes::WeightShapes(const CheckpointTensors& weights) : source_(weights.source()) {
+  for (const auto& [key, entry] : weights.entries()) shapes_[key] = {entry.origin, entry.shape};
 }
 
 void WeightShapes::require_shape(const std::string& config_source, const std::string& fields, const std::string& tensor,

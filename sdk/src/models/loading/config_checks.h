@@ -10,6 +10,7 @@
 namespace flashps {
 
 class SafetensorsFile;
+class CheckpointTensors;
 
 // Throws CorruptDataError "<source>: <field> is <value>; it must be <min> to <max>".
 void require_config_range(const std::string& source, const std::string& field, int64_t value, int64_t min, int64_t max);
@@ -18,6 +19,7 @@ void require_config_range(const std::string& source, const std::string& field, i
 class WeightShapes {
  public:
   explicit WeightShapes(const std::vector<const SafetensorsFile*>& files);
+  explicit WeightShapes(const CheckpointTensors& weights);
 
   // Throws CorruptDataError when `tensor` is stored with another shape than the config `fields`
   // imply, naming the config, the fields, the weights file and both shapes. An absent tensor

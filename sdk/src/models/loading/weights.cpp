@@ -11,6 +11,7 @@
 #include "core/diagnostics/error.h"
 #include "core/files/safetensors.h"
 #include "core/files/tensor_io.h"
+#include "models/loading/checkpoint_tensors.h"
 
 namespace flashps {
 namespace {
@@ -27,11 +28,6 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return shape_string(at::IntArrayRef(shape));
 }
 
-bool is_float_dtype(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F64 ||
-         dtype == DType::F8_E4M3 || dtype == DType::F8_E5M2;
-}
-
 // Lists at most `limit` names, then "... and N more", so a wrong model folder gives a readable error.
 std::string summarize(const std::vector<std::string>& names, size_t limit = 8) {
   std::ostringstream out;
@@ -41,7 +37,7 @@ std::string summarize(const std::vector<std::string>& names, size_t limit = 8) {
 }
 
 // Weights with Inf or NaN would silently produce a black or wrong fill: refuse them at load.
-void require_finite(const at::Tensor& stored, const SafetensorsFile& file, const TensorInfo& info) {
+void require_finite(const at::Tensor& stored, const std::string& key, const CheckpointEntry& entry) {
   // In slices of 4M values: half types are widened first (CPU kernels for them are not complete
   // in every LibTorch), and a whole-tensor copy would be a 0.5 GB transient for T5 XXL's embedding.
   constexpr int64_t kSlice = int64_t(1) << 22;
@@ -53,7 +49,7 @@ void require_finite(const at::Tensor& stored, const SafetensorsFile& file, const
     bad += values.numel() - at::isfinite(values).sum().item<int64_t>();
   }
   if (bad == 0) return;
-  throw CorruptDataError(file.source_name() + ": tensor " + info.name + " (" + dtype_safetensors_name(info.dtype) +
+  throw CorruptDataError(entry.origin + ": tensor " + key + " (" + entry.stored_as +
                          ") holds " + std::to_string(bad) + " Inf/NaN value" + (bad == 1 ? "" : "s") +
                          "; the weights are damaged or stored with the wrong dtype");
 }
@@ -62,9 +58,9 @@ void require_finite(const at::Tensor& stored, const SafetensorsFile& file, const
 // exponent: nearly every nonzero magnitude lands in [0.25, 8). Trained weight matrices are spread
 // around zero (a normal distribution has ~13% of its magnitudes below a quarter of the median);
 // so a matrix whose magnitudes are large and tightly clustered is refused.
-void require_plausible_f16(const at::Tensor& stored, const SafetensorsFile& file, const TensorInfo& info) {
+void require_plausible_f16(const at::Tensor& stored, const std::string& key, const CheckpointEntry& entry) {
   constexpr int64_t kSample = 65536, kMinimum = 1024;
-  if (info.dtype != DType::F16 || stored.dim() < 2 || stored.numel() < kMinimum) return;
+  if (entry.stored_as != "F16" || stored.scalar_type() != at::kHalf || stored.dim() < 2 || stored.numel() < kMinimum) return;
   at::Tensor sample = stored.flatten();
   if (sample.numel() > kSample) sample = sample.slice(0, 0, sample.numel(), sample.numel() / kSample);
   at::Tensor magnitudes = sample.to(at::kFloat).abs();
@@ -74,7 +70,7 @@ void require_plausible_f16(const at::Tensor& stored, const SafetensorsFile& file
   const double below_quarter = (magnitudes < median / 4).to(at::kFloat).mean().item<double>();
   if (median < 0.25f || below_quarter >= 0.01) return;
   std::ostringstream message;
-  message << file.source_name() << ": tensor " << info.name << " is labelled F16 but looks like BF16 bytes (median "
+  message << entry.origin << ": tensor " << key << " is labelled F16 but looks like BF16 bytes (median "
           << "magnitude " << median << ", " << 100 * below_quarter << "% of values below a quarter of it; "
           << "weights are spread around zero); re-export it with its real dtype";
   throw CorruptDataError(message.str());
@@ -84,21 +80,20 @@ void require_plausible_f16(const at::Tensor& stored, const SafetensorsFile& file
 
 void load_weights_strict(torch::nn::Module& module, const SafetensorsFile& file,
                          const WeightLoadOptions& options) {
-  load_weights_strict(module, std::vector<const SafetensorsFile*>{&file}, options);
+  load_weights_strict(module, *safetensors_tensors_view({&file}), options);
 }
 
 void load_weights_strict(torch::nn::Module& module,
                          const std::vector<const SafetensorsFile*>& files,
                          const WeightLoadOptions& options) {
-  std::map<std::string, std::pair<const SafetensorsFile*, const TensorInfo*>> stored;
-  std::string source;
-  for (const SafetensorsFile* file : files) {
-    source += (source.empty() ? "" : ", ") + file->source_name();
-    for (const TensorInfo& info : file->tensors()) stored[info.name] = {file, &info};
-  }
+  load_weights_strict(module, *safetensors_tensors_view(files), options);
+}
 
+void load_weights_strict(torch::nn::Module& module, const CheckpointTensors& weights,
+                         const WeightLoadOptions& options) {
+  const std::map<std::string, CheckpointEntry>& stored = weights.entries();
   std::vector<at::Tensor> targets;
-  std::vector<std::pair<const SafetensorsFile*, const TensorInfo*>> sources;
+  std::vector<std::pair<std::string, const CheckpointEntry*>> sources;
   std::vector<std::string> missing, mis_shaped, bad_dtype;
   std::set<std::string> used;
   auto visit = [&](const std::string& name, const at::Tensor& target) {
@@ -108,16 +103,16 @@ void load_weights_strict(torch::nn::Module& module,
       return;
     }
     used.insert(name);
-    const TensorInfo& info = *found->second.second;
-    if (!is_float_dtype(info.dtype)) {
-      bad_dtype.push_back(name + " is " + dtype_safetensors_name(info.dtype));
-    } else if (!std::equal(info.shape.begin(), info.shape.end(), target.sizes().begin(),
+    const CheckpointEntry& entry = found->second;
+    if (!entry.floating) {
+      bad_dtype.push_back(name + " is " + entry.stored_as);
+    } else if (!std::equal(entry.shape.begin(), entry.shape.end(), target.sizes().begin(),
                            target.sizes().end())) {
-      mis_shaped.push_back(name + ": file has " + shape_string(info.shape) + ", model expects " +
+      mis_shaped.push_back(name + ": file has " + shape_string(entry.shape) + ", model expects " +
                            shape_string(target.sizes()));
     } else {
       targets.push_back(target);
-      sources.push_back(found->second);
+      sources.emplace_back(name, &entry);
     }
   };
   for (const auto& item : module.named_parameters(/*recurse=*/true)) visit(item.key(), item.value());
@@ -134,7 +129,7 @@ void load_weights_strict(torch::nn::Module& module,
 
   if (!missing.empty() || !unexpected.empty() || !mis_shaped.empty() || !bad_dtype.empty()) {
     std::ostringstream message;
-    message << source << ": weights do not match the model";
+    message << weights.source() << ": weights do not match the model";
     if (!missing.empty()) message << "\n  missing keys (" << missing.size() << "):" << summarize(missing);
     if (!unexpected.empty())
       message << "\n  unexpected keys (" << unexpected.size() << "):" << summarize(unexpected);
@@ -151,19 +146,19 @@ void load_weights_strict(torch::nn::Module& module,
   // each tensor's conversion touches and the heap keeps (T5 XXL: +0.5x of its weights resident).
   for (at::Tensor& target : targets) target.set_data(at::empty({0}, target.options()));
   for (size_t i = 0; i < targets.size(); ++i) {
-    const SafetensorsFile& file = *sources[i].first;
-    const TensorInfo& info = *sources[i].second;
+    const auto& [key, entry] = sources[i];
     // Converted straight from the file's mapping, whose pages are dropped afterwards: a bfloat16
     // load of a float32 checkpoint holds the bfloat16 model and one tensor's file pages, never a
     // float32 copy of the model.
-    const at::Tensor stored = mapped_tensor(file, info);
-    require_finite(stored, file, info);
-    require_plausible_f16(stored, file, info);
+    const at::Tensor stored_tensor = weights.read(key);
+    require_finite(stored_tensor, key, *entry);
+    require_plausible_f16(stored_tensor, key, *entry);
     const at::Device device = targets[i].device();
-    at::Tensor value = stored.scalar_type() == options.dtype && device.is_cpu() ? stored.clone()  // own the bytes
-                                                                                : stored.to(device, options.dtype);
+    at::Tensor value = stored_tensor.scalar_type() == options.dtype && device.is_cpu()
+                           ? stored_tensor.clone()  // own the bytes
+                           : stored_tensor.to(device, options.dtype);
     targets[i].set_data(value.contiguous());
-    file.release_pages(info);
+    weights.release(key);
   }
 }
 

@@ -14,6 +14,7 @@ class Module;
 namespace flashps {
 
 class SafetensorsFile;
+class CheckpointTensors;
 
 struct WeightLoadOptions {
   at::ScalarType dtype = at::kFloat;   // parameters are converted to this dtype
@@ -28,6 +29,10 @@ void load_weights_strict(torch::nn::Module& module, const SafetensorsFile& file,
 // Same, from several shard files (diffusers' *.safetensors shards with an index).
 void load_weights_strict(torch::nn::Module& module,
                          const std::vector<const SafetensorsFile*>& files,
+                         const WeightLoadOptions& options = {});
+
+// Same, from any checkpoint seen in the model's keys (a GGUF file, another key layout, ...).
+void load_weights_strict(torch::nn::Module& module, const CheckpointTensors& weights,
                          const WeightLoadOptions& options = {});
 
 }  // namespace flashps
