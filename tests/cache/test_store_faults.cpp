@@ -148,14 +148,14 @@ void kill_at_each_durability_step(bool cut_power) {
 }  // namespace
 
 TEST_CASE("a writer killed at each durability step loses nothing committed and leaves no orphan",
-          "[cache][crash][faults]") {
+          "[cache][crash][faults][slow]") {
   kill_at_each_durability_step(/*cut_power=*/false);
 }
 
 // A kill keeps the page cache, so it cannot tell a flushed segment from an unflushed one; a power
 // cut at the same steps can (scripts/check-crash-test-catches.sh shows the difference).
 TEST_CASE("a power cut at each durability step loses nothing committed and leaves no orphan",
-          "[cache][crash][faults][power_cut]") {
+          "[cache][crash][faults][power_cut][slow]") {
   kill_at_each_durability_step(/*cut_power=*/true);
 }
 
