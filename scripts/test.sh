@@ -2,8 +2,8 @@
 # Builds FlashPS and runs the whole test suite (Catch2 through ctest), then the fuzz targets
 # briefly. Fixture tests read ../shared/fixtures (or $FLASHPS_FIXTURES_DIR) and skip with a
 # message when it is absent. The suite under AddressSanitizer/LeakSanitizer/UBSan is a second
-# full build (build-asan) that CI's 45-minute budget cannot afford on 2 cores: it runs here with
-# FLASHPS_SANITIZERS=1, or on its own as scripts/test-sanitizers.sh.
+# build (build-asan): CI (.ci/run) runs it after this script without the [slow] tests; the whole
+# of it runs here with FLASHPS_SANITIZERS=1, or on its own as scripts/test-sanitizers.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)

@@ -12,7 +12,8 @@
 
 using namespace flashps::test::api;
 
-TEST_CASE("an editor opens a Stable Diffusion folder, edits with prompts and reuses its templates", "[api][fixtures]") {
+TEST_CASE("an editor opens a Stable Diffusion folder, edits with prompts and reuses its templates",
+          "[api][fixtures][slow]") {
   const auto fixtures = flashps::test::fixtures_root();
   if (!fixtures) {
     WARN("SKIPPED: ../shared/fixtures not found (set FLASHPS_FIXTURES_DIR): the SD folder is built from them");

@@ -153,7 +153,7 @@ TEST_CASE("model_rss_child", "[.model_rss_child]") {
   flashps_model_free(model);
 }
 
-TEST_CASE("an editor plus an engine over one model hold its weights once", "[api][model][memory]") {
+TEST_CASE("an editor plus an engine over one model hold its weights once", "[api][model][memory][slow]") {
   flashps::test::TempDir dir;
   const std::string folder = heavy_model(dir);
   const long editor_alone = rss_growth_of("editor", folder);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -66,10 +67,17 @@ TEST_CASE("a writer killed at any moment never leaves a bad entry behind", "[cac
     });
     REQUIRE(child > 0);
     ::close(progress[1]);
-    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 60000)(random)));
-    ::kill(child, SIGKILL);
+    // A random moment: after the child has reported 0-2 commits, then 0-60 ms more. Counting
+    // commits first keeps trials that get past a commit however slow the machine (a loaded
+    // machine or a sanitizer build may take over 60 ms to open the store and write one).
+    const long commits_first = std::uniform_int_distribution<long>(0, 2)(random);
     std::string text;
     char buffer[256];
+    for (ssize_t got; std::count(text.begin(), text.end(), '\n') < commits_first &&
+                      (got = ::read(progress[0], buffer, sizeof buffer)) > 0;)
+      text.append(buffer, size_t(got));
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 60000)(random)));
+    ::kill(child, SIGKILL);
     for (ssize_t got; (got = ::read(progress[0], buffer, sizeof buffer)) > 0;) text.append(buffer, size_t(got));
     ::close(progress[0]);
     int status = 0;

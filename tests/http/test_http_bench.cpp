@@ -9,7 +9,8 @@
 
 namespace flashps {
 
-TEST_CASE("bench http: in-process and HTTP sides over each client, overhead split into its parts", "[http][bench]") {
+TEST_CASE("bench http: in-process and HTTP sides over each client, overhead split into its parts",
+          "[http][bench][slow]") {
   test::TempDir dir;
   bench::HttpBenchmarkOptions options;
   options.model = test::tiny_model(dir);

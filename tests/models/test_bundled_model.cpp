@@ -22,7 +22,7 @@ const std::string kSource = flashps::test::source_dir();
 const std::string kModel = kSource + "/samples/models/flashps-fill-small";
 }  // namespace
 
-TEST_CASE("the bundled model beats mean-colour fill on held-out crops", "[models][bundled]") {
+TEST_CASE("the bundled model beats mean-colour fill on held-out crops", "[models][bundled][slow]") {
   REQUIRE(std::filesystem::exists(kModel + "/transformer/config.json"));
   bench::QualityBenchmarkOptions options;
   options.model_dir = kModel;

@@ -34,7 +34,8 @@ TEST_CASE("SD 2.x inpainting UNet (linear projections, per-block heads) matches 
   check_unet_fixture(dir);
 }
 
-TEST_CASE("SDXL UNet (text_time embeddings, 2 transformer layers) matches diffusers", "[models][unet][fixtures]") {
+TEST_CASE("SDXL UNet (text_time embeddings, 2 transformer layers) matches diffusers",
+          "[models][unet][fixtures][slow]") {
   FLASHPS_REQUIRE_FIXTURE(dir, "unet_sdxl_tiny");
   check_unet_fixture(dir);
 }

@@ -113,7 +113,7 @@ TEST_CASE("the UNet runs exactly the blocks its config lists, per level", "[unet
   CHECK(masks[level_one + 1].token_count() == 2);
 }
 
-TEST_CASE("UNet self-replay: capture with a request, replay it, same output (<= 1e-4)", "[unet][mask_aware]") {
+TEST_CASE("UNet self-replay: capture with a request, replay it, same output (<= 1e-4)", "[unet][mask_aware][slow]") {
   const bool linear = GENERATE(false, true);
   INFO("linear projection " << linear);
   TinyUNetRun run = tiny_run(linear, 2);

@@ -30,7 +30,7 @@ double max_abs(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().
 
 }  // namespace
 
-TEST_CASE("a request joining a running batch finishes with the image it gives alone", "[pipeline][batching]") {
+TEST_CASE("a request joining a running batch finishes with the image it gives alone", "[pipeline][batching][slow]") {
   TempDir dir;
   auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
   // Three requests with different sizes, masks, steps, strengths and cache use.

@@ -194,7 +194,7 @@ TEST_CASE("a non-Fill Flux model inpaints by latent blending", "[pipeline]") {
   CHECK(max_pixel_difference(replayed.image, result.image) <= 1);
 }
 
-TEST_CASE("images larger than the context size are edited through a window around the mask", "[pipeline]") {
+TEST_CASE("images larger than the context size are edited through a window around the mask", "[pipeline][slow]") {
   test::TempDir dir;
   auto pipeline = FluxInpaintPipeline::load(tiny_model(dir), at::kFloat);
   Image image = gradient_image(160, 96);
@@ -243,7 +243,7 @@ TEST_CASE("images larger than the context size are edited through a window aroun
 }
 
 TEST_CASE("a template stored on disk is reused by a new process, and damage falls back to compute",
-          "[pipeline][cache]") {
+          "[pipeline][cache][slow]") {
   test::TempDir dir;
   const std::string model = tiny_model(dir);
   cache::ActivationStoreOptions options;

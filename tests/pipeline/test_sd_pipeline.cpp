@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 
 using test::tiny_sd_folder;
 
-TEST_CASE("SD inpainting folders edit only the masked region, with prompts and guidance", "[pipeline][sd][fixtures]") {
+TEST_CASE("SD inpainting folders edit only the masked region, with prompts and guidance",
+          "[pipeline][sd][fixtures][slow]") {
   const auto fixtures = test::fixtures_root();
   if (!fixtures) {
     WARN("SKIPPED: ../shared/fixtures not found (set FLASHPS_FIXTURES_DIR)");
@@ -85,7 +86,7 @@ TEST_CASE("SD folders missing a component are named in errors", "[pipeline][sd][
 }
 
 TEST_CASE("SD folders read _flashps_default_steps like Flux folders, and SD templates capture hidden only",
-          "[pipeline][sd][fixtures]") {
+          "[pipeline][sd][fixtures][slow]") {
   const auto fixtures = test::fixtures_root();
   if (!fixtures) {
     WARN("SKIPPED: ../shared/fixtures not found (set FLASHPS_FIXTURES_DIR)");

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cache/durable_io.h"
 #include "cache/fault_points.h"
 #include "core/diagnostics/error.h"
 
@@ -34,6 +35,7 @@ SegmentWriter::SegmentWriter(std::string path) : path_(std::move(path)) {
     fd_ = -1;
     throw Error(message);
   }
+  note_file_created(path_);
   reach_fault_point(FaultPoint::segment_created);
 }
 
@@ -60,12 +62,18 @@ int64_t SegmentWriter::append(const void* data, size_t size) {
   return offset;
 }
 
+// FLASHPS_TEST_BREAK_*: set only by scripts/check-crash-test-catches.sh, which builds the store
+// without one durability step to show that the crash test fails (never in a real build).
 void SegmentWriter::flush() {
-  if (::fdatasync(fd_) != 0) throw Error(system_error(path_, "cannot flush activations"));
+#ifndef FLASHPS_TEST_BREAK_SKIP_DATA_SYNC
+  if (sync_file_data(fd_, path_) != 0) throw Error(system_error(path_, "cannot flush activations"));
+#endif
   const std::string directory = std::filesystem::path(path_).parent_path().string();
   const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
-    ::fsync(dir_fd);
+#ifndef FLASHPS_TEST_BREAK_SKIP_DIRECTORY_SYNC
+    sync_directory(dir_fd, directory);
+#endif
     ::close(dir_fd);
   }
 }

@@ -53,7 +53,9 @@ class StoreWriter : public engine::CaptureWriter {
       throw Error(state_->options.directory + ": capture of " + std::to_string(bytes) +
                   " bytes exceeds the store quota of " + std::to_string(quota) + " bytes; nothing stored");
     reach_fault_point(FaultPoint::segment_written);
+#ifndef FLASHPS_TEST_BREAK_REORDER_COMMIT  // scripts/check-crash-test-catches.sh (segment_file.cpp)
     segment_.flush();  // bytes durable before any index row points at them
+#endif
     reach_fault_point(FaultPoint::segment_flushed);
     SqliteDb& db = *state_->db;
     int64_t capture_id = 0;
@@ -91,6 +93,9 @@ class StoreWriter : public engine::CaptureWriter {
       reach_fault_point(FaultPoint::index_rows_written);
       transaction.commit();
       reach_fault_point(FaultPoint::index_committed);
+#ifdef FLASHPS_TEST_BREAK_REORDER_COMMIT
+      segment_.flush();  // broken on purpose: the index row is durable before the bytes it points at
+#endif
       segment_.keep();  // from here the index owns the file
     }
     auto capture = open_store_capture(state_, capture_id, segment_name_);  // pins it against eviction
