@@ -13,26 +13,20 @@
 #include "core/files/file_descriptor.h"
 
 namespace flashps {
-namespace {
-
-std::string errno_text() { return std::strerror(errno); }
-
-}  // namespace
-
 MappedFile MappedFile::open(const std::string& path) {
   const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) throw NotFoundError(path + ": file not found");
-    throw IoError(path + ": cannot open: " + errno_text());
+    throw IoError(path + ": cannot open: " + std::strerror(errno));
   }
   struct stat status {};
-  if (::fstat(fd.get(), &status) != 0) throw IoError(path + ": cannot stat: " + errno_text());
+  if (::fstat(fd.get(), &status) != 0) throw IoError(path + ": cannot stat: " + std::strerror(errno));
   if (!S_ISREG(status.st_mode)) throw InvalidArgumentError(path + ": not a regular file");
   MappedFile file;
   const size_t size = static_cast<size_t>(status.st_size);
   if (size > 0) {
     void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (mapping == MAP_FAILED) throw IoError(path + ": cannot map into memory: " + errno_text());
+    if (mapping == MAP_FAILED) throw IoError(path + ": cannot map into memory: " + std::strerror(errno));
     file.mapping_ = mapping;
     file.size_ = size;
   }
