@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 
+import './file_global.mjs';  // before 'openai': Node 18 (Debian 12) has no global File
 import OpenAI, { toFile } from 'openai';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

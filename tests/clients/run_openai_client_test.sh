@@ -85,7 +85,7 @@ echo "openai $(node -p "require('$modules/node_modules/openai/package.json').ver
 
 # The script runs beside the installed library: ES modules resolve imports from their own folder.
 mkdir -p "$work/client"
-cp "$here/openai_images_edit.mjs" "$work/client/"
+cp "$here/openai_images_edit.mjs" "$here/file_global.mjs" "$work/client/"
 ln -s "$modules/node_modules" "$work/client/node_modules"
 
 # ---- The servers ----
