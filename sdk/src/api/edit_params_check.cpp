@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <string>
 
+#include "api/c_enum.h"
 #include "core/diagnostics/error.h"
 #include "pipeline/edit_rules.h"
 
@@ -18,14 +19,15 @@ static_assert(FLASHPS_MAX_TOKEN_DILATION == rules::kMaxTokenDilation);
 static_assert(FLASHPS_MAX_CONTEXT_SIZE == rules::kMaxContextSize);
 static_assert(FLASHPS_MAX_SEQUENCE_LENGTH == rules::kMaxSequenceLength);
 
-CacheMode to_mode(flashps_cache_mode mode) {
-  switch (mode) {
+CacheMode to_mode(const flashps_cache_mode& mode) {
+  const int value = c_enum_value(mode);
+  switch (value) {
     case FLASHPS_CACHE_AUTO: return CacheMode::automatic;
     case FLASHPS_CACHE_FULL: return CacheMode::full;
     case FLASHPS_CACHE_KV: return CacheMode::kv;
     case FLASHPS_CACHE_HIDDEN: return CacheMode::hidden;
   }
-  throw InvalidArgumentError("flashps_edit_params.cache_mode is " + std::to_string(static_cast<int>(mode)) +
+  throw InvalidArgumentError("flashps_edit_params.cache_mode is " + std::to_string(value) +
                              "; it must be FLASHPS_CACHE_AUTO (0), _FULL (1), _KV (2) or _HIDDEN (3)");
 }
 

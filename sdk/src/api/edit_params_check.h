@@ -16,7 +16,8 @@ namespace flashps::api {
 void check_params(const flashps_edit_params& params);
 
 // InvalidArgumentError "flashps_edit_params.cache_mode is 9; ..." for a value outside the enum.
-engine::CacheMode to_mode(flashps_cache_mode mode);
+// `mode` read as the int the C caller stored (c_enum.h).
+engine::CacheMode to_mode(const flashps_cache_mode& mode);
 flashps_cache_mode to_c_mode(engine::CacheMode mode);
 
 }  // namespace flashps::api

@@ -6,6 +6,7 @@
 
 #include "api/abi_layout.h"
 #include "api/api_support.h"
+#include "api/c_enum.h"
 #include "core/diagnostics/log.h"
 #include "core/runtime/runtime.h"
 #include "flashps/flashps.h"
@@ -68,8 +69,9 @@ flashps_status flashps_init(const flashps_runtime_options* given) {
   if (!flashps::api::read_params(given, flashps::api::kRuntimeOptionsV2Size, options, function,
                                  "flashps_runtime_options"))
     return FLASHPS_INVALID_ARGUMENT;
-  if (options.log_level < FLASHPS_LOG_DEBUG || options.log_level > FLASHPS_LOG_ERROR)
-    return invalid(function, "flashps_runtime_options.log_level is " + std::to_string(options.log_level) +
+  const int log_level = flashps::api::c_enum_value(options.log_level);
+  if (log_level < FLASHPS_LOG_DEBUG || log_level > FLASHPS_LOG_ERROR)
+    return invalid(function, "flashps_runtime_options.log_level is " + std::to_string(log_level) +
                                  "; it must be FLASHPS_LOG_DEBUG (0) to FLASHPS_LOG_ERROR (3)");
   using flashps::hardware_threads;
   using flashps::max_threads;
@@ -81,7 +83,7 @@ flashps_status flashps_init(const flashps_runtime_options* given) {
   return flashps::api::guarded([&] {
     // Logging first, so warnings about the other settings reach the caller's sink.
     flashps::log::configure(c_log_sink(options.log, options.log_user_data),
-                            static_cast<flashps::log::Level>(options.log_level));
+                            static_cast<flashps::log::Level>(log_level));
     flashps::RuntimeOptions runtime;
     runtime.num_threads = options.threads;  // 0: FLASHPS_THREADS (a malformed value is refused), else every core
     runtime.keep_freed_memory = options.keep_freed_memory != 0;

@@ -9,8 +9,8 @@ namespace flashps::api {
 
 // "cb", "naive-cb", "static", "static-full"; InvalidArgumentError naming
 // flashps_engine_params.batching for a value outside the enum.
-const char* batching_name(flashps_batching batching);
+const char* batching_name(const flashps_batching& batching);  // read as an int (c_enum.h)
 // InvalidArgumentError naming flashps_engine_params.policy for a value outside the enum.
-serve::BalancePolicy to_policy(flashps_balance_policy policy);
+serve::BalancePolicy to_policy(const flashps_balance_policy& policy);
 
 }  // namespace flashps::api
