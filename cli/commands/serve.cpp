@@ -123,12 +123,14 @@ int serve(const ServeCommandOptions& options) {
   }
   if (show_status) std::fprintf(stderr, "\n");
   const fps::ServerStats before = server.stats();
-  std::cerr << "flashps: draining " << before.running + before.queued << " edits (up to " << options.drain_seconds
-            << " s)\n";
+  std::cerr << "flashps: draining " << before.running + before.queued << " edits"
+            << (before.template_captures > 0 ? " and " + std::to_string(before.template_captures) + " template captures" : std::string())
+            << " (up to " << options.drain_seconds << " s)\n";
   const int cancelled = server.drain(options.drain_seconds);
   const fps::ServerStats after = server.stats();
   server.close();
-  std::cerr << "flashps: stopped" << (cancelled > 0 ? ": " + std::to_string(cancelled) + " edits cancelled" : "")
+  std::cerr << "flashps: stopped"
+            << (cancelled > 0 ? ": " + std::to_string(cancelled) + " edits or captures cancelled" : "")
             << "; " << after.http_requests << " requests served\n";
   if (!options.port_file.empty()) std::remove(options.port_file.c_str());
   return 0;

@@ -66,3 +66,6 @@ wait "$pid" || status=$?
 pid=
 [ "$status" = 0 ] || fail "exit status $status after SIGTERM, not 0"
 echo "ok - the server exited 0 after the drain"
+grep -q "draining 0 edits and 1 template captures" "$tmp/err" ||
+  fail "the drain message did not count the capture in flight: $(grep draining "$tmp/err")"
+echo "ok - the drain message counts the template capture in flight"

@@ -76,6 +76,8 @@ typedef struct flashps_server_stats {
   int64_t http_requests;       /* answered so far, all endpoints */
   int64_t edits_done, edits_failed, edits_cancelled, edits_rejected;
   int draining;                /* 1 after flashps_server_drain started */
+  /* ---- added in API 8 ---- */
+  int template_captures;       /* template captures (POST /v1/templates) running now */
 } flashps_server_stats;
 
 FLASHPS_EXPORT flashps_server_params flashps_server_default_params(void);

@@ -105,7 +105,9 @@ static_assert(sizeof(flashps_rect) == 16);  // passed by value: never grows
 
 // ---- structs new in API 3 ----
 static_assert(kServerParamsV3Size == 104);
-static_assert(kServerStatsV3Size == 72);
+// API-3 callers pass 72: template_captures (API 8) took the old layout's tail padding.
+static_assert(kServerStatsV3Size == 68);
+static_assert(sizeof(flashps_server_stats) == 72);
 
 // ---- structs new in API 6 ----
 static_assert(kModelParamsV6Size == 40);

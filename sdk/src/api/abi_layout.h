@@ -33,9 +33,9 @@ constexpr size_t kBatchParamsV2Size = sizeof(flashps_batch_params);
 constexpr size_t kBatchSummaryV2Size = sizeof(flashps_batch_summary);
 constexpr size_t kBrushV2Size = sizeof(flashps_brush);
 
-// ---- structs new in API 3 (server.h), flashps_server_params grown in API 7 ----
+// ---- structs new in API 3 (server.h), flashps_server_params grown in API 7, flashps_server_stats in API 8 ----
 constexpr size_t kServerParamsV3Size = offsetof(flashps_server_params, listen_fd);
-constexpr size_t kServerStatsV3Size = sizeof(flashps_server_stats);
+constexpr size_t kServerStatsV3Size = offsetof(flashps_server_stats, template_captures);
 
 // ---- structs new in API 6 (model.h) ----
 constexpr size_t kModelParamsV6Size = sizeof(flashps_model_params);

@@ -118,6 +118,7 @@ flashps_status flashps_server_get_stats(const flashps_server* server, flashps_se
     out.edits_cancelled = counted.cancelled;
     out.edits_rejected = counted.rejected;
     out.draining = counted.draining ? 1 : 0;
+    out.template_captures = counted.template_captures;
     flashps::api::write_output(stats, out);
   });
 }

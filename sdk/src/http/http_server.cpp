@@ -209,6 +209,7 @@ ServerStats HttpServer::stats() const {
   stats.connections = metrics.connections.load();
   stats.queued = metrics.queued.load();
   stats.running = metrics.running.load();
+  stats.template_captures = metrics.captures_running.load();
   stats.http_requests = metrics.http_requests();
   stats.done = metrics.outcome("done");
   stats.failed = metrics.outcome("failed") + metrics.outcome("deadline_exceeded");

@@ -18,6 +18,7 @@ namespace flashps::http {
 
 struct ServerStats {
   int port = 0, connections = 0, queued = 0, running = 0;
+  int template_captures = 0;  // POST /v1/templates running now
   int64_t http_requests = 0, done = 0, failed = 0, cancelled = 0, rejected = 0;
   bool draining = false;
 };

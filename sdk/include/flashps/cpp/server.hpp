@@ -35,6 +35,7 @@ struct ServerStats {
   int port = 0, connections = 0, queued = 0, running = 0;
   int64_t http_requests = 0, done = 0, failed = 0, cancelled = 0, rejected = 0;
   bool draining = false;
+  int template_captures = 0;  // POST /v1/templates running now
 };
 
 // Serves `engine` (which must outlive the server) until drained or closed.
@@ -81,7 +82,7 @@ class Server {
     c.struct_size = sizeof(c);
     check(flashps_server_get_stats(state_->handle, &c));
     return {c.port, c.connections, c.queued, c.running, c.http_requests, c.edits_done, c.edits_failed,
-            c.edits_cancelled, c.edits_rejected, c.draining != 0};
+            c.edits_cancelled, c.edits_rejected, c.draining != 0, c.template_captures};
   }
   // Stops taking edits, waits up to `seconds`, cancels the rest; returns how many were cancelled.
   int drain(double seconds) const {
