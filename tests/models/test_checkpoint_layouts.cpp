@@ -119,6 +119,46 @@ TEST_CASE("key layouts transpose matrices and drop the keys they are told to", "
                     Catch::Contains("not a matrix"));
 }
 
+TEST_CASE("OpenCLIP and HF CLIP layouts drop what diffusers drops, and name the rest", "[checkpoints][layouts]") {
+  ClipTextConfig config;
+  config.hidden_size = 4;
+  config.num_hidden_layers = 2;  // SD 2.x: its encoder uses 23 of the 24 stored layers
+  std::map<std::string, at::Tensor> open_clip = {
+      {"token_embedding.weight", at::ones({10, 4})}, {"positional_embedding", at::ones({5, 4})},
+      {"text_projection", at::ones({4, 4})},         {"logit_scale", at::ones({})},
+      {"ln_final.weight", at::ones({4})},            {"unknown.weight", at::ones({1})}};
+  for (const char* layer : {"0", "1", "2"}) {
+    const std::string block = std::string("transformer.resblocks.") + layer + ".";
+    open_clip[block + "ln_1.weight"] = at::ones({4});
+    open_clip[block + "attn.in_proj_weight"] = at::arange(48, at::kFloat).reshape({12, 4});
+  }
+  const MemoryTensors stored(open_clip);
+  const ClipTextLayout layout = clip_text_layout(stored, config);
+  CHECK(layout.name == "OpenCLIP text");
+  CHECK(layout.dropped == std::set<std::string>{"logit_scale", "text_projection", "transformer.resblocks.2.ln_1.weight",
+                                                "transformer.resblocks.2.attn.in_proj_weight"});
+  const KeyPiece& v = layout.layout.at("text_model.encoder.layers.1.self_attn.v_proj.weight");
+  CHECK(v.stored_key == "transformer.resblocks.1.attn.in_proj_weight");
+  CHECK((v.row_begin == 8 && v.row_end == 12));
+  CHECK(!layout.layout.count("text_projection.weight"));
+  config.projection_dim = 4;  // CLIPTextModelWithProjection keeps it, transposed
+  CHECK(clip_text_layout(stored, config).layout.at("text_projection.weight").transform == KeyPiece::Transform::transpose);
+  // The unknown key stays for the strict loader to name.
+  const auto seen = tensors_in_layout(std::make_unique<MemoryTensors>(open_clip), layout.layout, layout.name, layout.dropped);
+  CHECK(seen->entries().count("unknown.weight"));
+  CHECK(!seen->entries().count("logit_scale"));
+
+  config.projection_dim = 0;
+  const MemoryTensors hugging_face({{"transformer.text_model.embeddings.position_ids", at::zeros({1, 5})},
+                                    {"transformer.text_model.final_layer_norm.weight", at::ones({4})},
+                                    {"transformer.text_model.embeddings.token_embedding.weight", at::ones({10, 4})},
+                                    {"transformer.text_projection.weight", at::ones({4, 4})}});
+  const ClipTextLayout hf = clip_text_layout(hugging_face, config);
+  CHECK(hf.layout.at("text_model.final_layer_norm.weight").stored_key == "transformer.text_model.final_layer_norm.weight");
+  CHECK(hf.dropped == std::set<std::string>{"transformer.text_model.embeddings.position_ids",
+                                            "transformer.text_projection.weight"});
+}
+
 TEST_CASE("every layout table maps each single-file fixture's keys as diffusers does",
           "[checkpoints][layouts][fixture]") {
   const auto fixtures = single_file_fixtures();
