@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/diagnostics/error.h"
+#include "core/quant/quantized_matrix.h"
 
 namespace flashps {
 namespace {
@@ -18,6 +19,12 @@ std::string describe(const KeyPiece& piece) {
     case KeyPiece::Transform::squeeze_1x1: return piece.stored_key + " (1x1 kernel as a matrix)";
   }
   return piece.stored_key;
+}
+
+// Transforms whose result is still whole stored rows, so quantized blocks pass through them.
+bool keeps_stored_rows(KeyPiece::Transform transform) {
+  return transform == KeyPiece::Transform::as_stored || transform == KeyPiece::Transform::rows ||
+         transform == KeyPiece::Transform::swap_halves;
 }
 
 class LayoutTensors : public CheckpointTensors {
@@ -46,6 +53,7 @@ class LayoutTensors : public CheckpointTensors {
           throw CorruptDataError(entry.origin + ": not a 1x1 convolution kernel");
         entry.shape.resize(2);
       }
+      entry.quantized = entry.quantized && keeps_stored_rows(piece.transform);
       entries_[key] = entry;
     }
     // Stored tensors the layout does not use stay visible under their own names, so the strict
@@ -74,6 +82,24 @@ class LayoutTensors : public CheckpointTensors {
     return stored;
   }
   void release(const std::string& key) const override { stored_->release(locate(key).stored_key); }
+  std::shared_ptr<const QuantizedMatrix> read_quantized(const std::string& key) const override {
+    const auto entry = entries_.find(key);
+    if (entry == entries_.end() || !entry->second.quantized) return nullptr;
+    const KeyPiece& piece = locate(key);
+    const std::shared_ptr<const QuantizedMatrix> stored = stored_->read_quantized(piece.stored_key);
+    if (!stored) return nullptr;
+    switch (piece.transform) {
+      case KeyPiece::Transform::rows:
+        return std::make_shared<QuantizedMatrix>(stored->row_range(piece.row_begin, piece.row_end));
+      case KeyPiece::Transform::swap_halves: {
+        const int64_t half = stored->rows() / 2;
+        const QuantizedMatrix second = stored->row_range(half, stored->rows()), first = stored->row_range(0, half);
+        return std::make_shared<QuantizedMatrix>(*QuantizedMatrix::concatenate({&second, &first}));
+      }
+      case KeyPiece::Transform::as_stored: return stored;
+      default: return nullptr;  // decoded by read()
+    }
+  }
 
  private:
   const KeyPiece& locate(const std::string& key) const {

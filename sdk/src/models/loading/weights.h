@@ -19,6 +19,12 @@ class CheckpointTensors;
 struct WeightLoadOptions {
   at::ScalarType dtype = at::kFloat;   // parameters are converted to this dtype
   std::vector<std::string> ignored_keys;  // file keys that may be present without a parameter
+  // Linear weights the file stores quantized (GGUF Q*) or as float8 stay as stored, memory-mapped,
+  // and are decoded block by block when multiplied (LinearImpl::keep_quantized), for a float32 or
+  // bfloat16 model on the CPU; other tensors (convolutions, norms, embeddings, biases) and other
+  // dtypes or devices are decoded at load as without it. The file must outlive nothing: the
+  // layers keep it mapped. (A GPU model decodes them when moved: LinearImpl::to.)
+  bool keep_quantized = false;
 };
 
 // Copies every parameter and buffer of `module` from `file`. Throws Error naming the file and
