@@ -92,7 +92,11 @@ TEST_CASE("a quantized matrix decodes and multiplies as its dense decoding", "[q
                     at::linear(x.reshape({6, cols}), dense), 1e-5);
     }
     // bfloat16 products as flashps::linear runs them for a bfloat16 weight.
+    // (x rounded once and each chunk written into its columns: chunk sizes that do not divide the rows)
     require_close(matrix.linear(x, bias, at::kBFloat16, 7), linear(x, dense.to(at::kBFloat16), bias), 1e-3);
+    require_close(matrix.linear(x, at::Tensor(), at::kBFloat16, 16), linear(x, dense.to(at::kBFloat16), at::Tensor()),
+                  1e-3);
+    require_close(matrix.linear(x, bias, at::kBFloat16), linear(x, dense.to(at::kBFloat16), bias), 1e-3);
 
     // Concatenation keeps the rows in order; rows adjacent in memory merge into one segment.
     const QuantizedMatrix first = matrix.row_range(0, 20), second = matrix.row_range(20, 37);

@@ -9,6 +9,8 @@
 #include <cmath>
 
 #include "core/diagnostics/error.h"
+#include "core/kernels/autograd_mode.h"
+#include "core/kernels/dnnl_matmul.h"
 #include "core/kernels/linear.h"
 #include "core/quant/small_floats.h"
 
@@ -64,7 +66,7 @@ std::string QuantizedEncoding::name() const {
 }
 
 int64_t default_quantized_chunk_rows(int64_t cols) {
-  constexpr int64_t kScratchValues = int64_t(1) << 18;  // 1 MiB of float32
+  constexpr int64_t kScratchValues = int64_t(1) << 24;  // 32 MiB of bfloat16
   return std::max<int64_t>(16, kScratchValues / std::max<int64_t>(cols, 1) / 16 * 16);
 }
 
@@ -113,11 +115,15 @@ at::Tensor QuantizedMatrix::dequantize_rows(int64_t begin, int64_t end, at::Scal
   if (dtype != at::kBFloat16)
     throw InvalidArgumentError(name_ + ": quantized weights decode to float32 or bfloat16, not " +
                                std::string(c10::toString(dtype)));
+  at::Tensor values = at::empty({end - begin, cols_}, at::TensorOptions().dtype(at::kBFloat16));
+  dequantize_rows(begin, end, values.data_ptr<c10::BFloat16>());
+  return values;
+}
+
+void QuantizedMatrix::dequantize_rows(int64_t begin, int64_t end, c10::BFloat16* out) const {
   if (begin < 0 || end > rows_ || begin > end)
     throw InvalidArgumentError(name_ + ": rows [" + std::to_string(begin) + ", " + std::to_string(end) +
                                ") outside its " + std::to_string(rows_));
-  at::Tensor values = at::empty({end - begin, cols_}, at::TensorOptions().dtype(at::kBFloat16));
-  c10::BFloat16* out = values.data_ptr<c10::BFloat16>();
   at::parallel_for(begin, end, 8, [&](int64_t first, int64_t last) {
     std::vector<float> row_values(static_cast<size_t>(cols_));  // one row in float32, then rounded
     for (int64_t row = first; row < last; ++row) {
@@ -127,7 +133,6 @@ at::Tensor QuantizedMatrix::dequantize_rows(int64_t begin, int64_t end, at::Scal
       for (int64_t i = 0; i < cols_; ++i) target[i] = c10::BFloat16(row_values[size_t(i)]);
     }
   });
-  return values;
 }
 
 QuantizedMatrix QuantizedMatrix::row_range(int64_t begin, int64_t end) const {
@@ -177,6 +182,31 @@ at::Tensor QuantizedMatrix::linear(const at::Tensor& x, const at::Tensor& bias, 
                                " decodes them)");
   const at::Tensor inputs = x.reshape({-1, cols_}).contiguous();
   if (chunk_rows <= 0) chunk_rows = default_quantized_chunk_rows(cols_);
+  auto shape = x.sizes().vec();
+  shape.back() = rows_;
+  if (compute_dtype == at::kBFloat16 && x.scalar_type() == at::kFloat && !needs_autograd(x, bias) &&
+      inputs.size(0) > 0 && rows_ > 0) {
+    // x is rounded to bfloat16 once (flashps::linear would round it again for every chunk) and
+    // each chunk's product is written straight into its columns of the float32 result.
+    const at::Tensor rounded = inputs.to(at::kBFloat16);
+    const int64_t m = inputs.size(0);
+    at::Tensor result = at::empty({m, rows_}, inputs.options());
+    if (bias.defined()) result.copy_(bias.to(at::kFloat).expand({m, rows_}));
+    // The decoded chunk goes to this thread's scratch, reused from product to product (a fresh
+    // buffer of tens of MB would be page-faulted in again every time).
+    thread_local std::vector<c10::BFloat16> scratch;
+    scratch.resize(size_t(std::min(chunk_rows, rows_) * cols_));
+    bool native = true;
+    for (int64_t begin = 0; begin < rows_ && native; begin += chunk_rows) {
+      const int64_t count = std::min(chunk_rows, rows_ - begin);
+      dequantize_rows(begin, begin + count, scratch.data());
+      // b = weight^T: element (l, j) at weight[j * cols + l].
+      native = dnnl_bf16_gemm(m, cols_, count, rounded.data_ptr(), cols_, scratch.data(), 1, cols_,
+                              result.data_ptr<float>() + begin, rows_, /*accumulate=*/bias.defined());
+    }
+    if (native) return result.view(shape);
+    // No native bfloat16 kernel (nothing was written past the first chunk's failure): as below.
+  }
   at::Tensor result;
   for (int64_t begin = 0; begin < rows_; begin += chunk_rows) {
     const int64_t count = std::min(chunk_rows, rows_ - begin);
@@ -190,8 +220,6 @@ at::Tensor QuantizedMatrix::linear(const at::Tensor& x, const at::Tensor& bias, 
     result.narrow(1, begin, count).copy_(part);
   }
   if (!result.defined()) result = at::empty({inputs.size(0), 0}, x.options());  // a matrix of no rows
-  auto shape = x.sizes().vec();
-  shape.back() = rows_;
   return result.view(shape);
 }
 

@@ -7,6 +7,7 @@
 // concatenating matrices (q, k and v run as one product) is concatenating their segment lists.
 #pragma once
 #include <ATen/Tensor.h>
+#include <c10/util/BFloat16.h>
 
 #include <cstdint>
 #include <memory>
@@ -60,6 +61,8 @@ class QuantizedMatrix {
 
   // Rows [begin, end) decoded into `out` ((end - begin) * cols values, row-major).
   void dequantize_rows(int64_t begin, int64_t end, float* out) const;
+  // The same rounded to bfloat16 (nearest even).
+  void dequantize_rows(int64_t begin, int64_t end, c10::BFloat16* out) const;
   // The same as a new [end - begin, cols] tensor of `dtype` (float32 or bfloat16, rounded to nearest even).
   at::Tensor dequantize_rows(int64_t begin, int64_t end, at::ScalarType dtype) const;
   at::Tensor dequantize(at::ScalarType dtype) const { return dequantize_rows(0, rows_, dtype); }
@@ -91,8 +94,11 @@ class QuantizedMatrix {
   std::string name_;
 };
 
-// Rows decoded per chunk by QuantizedMatrix::linear when `chunk_rows` is 0 (about 1 MiB of float
-// scratch for Flux's 3072-wide rows; tools/bench quant-linear measures the choice).
+// Rows decoded per chunk by QuantizedMatrix::linear when `chunk_rows` is 0: 2^24 values (32 MiB
+// of bfloat16 scratch per calling thread; 5461 rows of Flux's 3072). Each chunk's product re-reads
+// all of x, so narrow chunks cost more than the decoding: `flashps-bench bench quant-linear`
+// measured 4096 x 3072 @ Q4_K 3072 x 3072 at 1488 ms with 64-row chunks, 647 ms with 1024, 623 ms
+// whole (bf16 dense: 616 ms), on a loaded 2-core machine.
 int64_t default_quantized_chunk_rows(int64_t cols);
 
 }  // namespace flashps
