@@ -94,11 +94,13 @@ class QuantizedMatrix {
   std::string name_;
 };
 
-// Rows decoded per chunk by QuantizedMatrix::linear when `chunk_rows` is 0: 2^24 values (32 MiB
-// of bfloat16 scratch per calling thread; 5461 rows of Flux's 3072). Each chunk's product re-reads
-// all of x, so narrow chunks cost more than the decoding: `flashps-bench bench quant-linear`
-// measured 4096 x 3072 @ Q4_K 3072 x 3072 at 1488 ms with 64-row chunks, 647 ms with 1024, 623 ms
-// whole (bf16 dense: 616 ms), on a loaded 2-core machine.
+// Rows decoded per chunk by QuantizedMatrix::linear when `chunk_rows` is 0: 2^26 values (128 MiB
+// of bfloat16 scratch per calling thread), so every Flux and T5-XXL matrix (at most 21504 x 3072)
+// decodes whole. Each chunk's product re-reads all of x and oneDNN runs narrow products less
+// efficiently, so chunking costs more than the memory saves: `flashps-bench bench quant-linear`
+// measured x [4096, 3072] @ Q4_K [3072, 3072] at 1488 ms in 64-row chunks, 647 ms in 1024-row
+// chunks, 623 ms whole (dense bf16: 616 ms); [820, 3072] @ fp8 [12288, 3072] at 807 ms in 2048-row
+// chunks, 664 ms in 5456-row chunks, 392 ms whole (2-core machine shared with other builds).
 int64_t default_quantized_chunk_rows(int64_t cols);
 
 }  // namespace flashps
