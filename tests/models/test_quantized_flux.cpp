@@ -121,3 +121,41 @@ TEST_CASE("a Flux model loaded keep_quantized holds no dense copy of its quantiz
     }
   }
 }
+
+TEST_CASE("a bfloat16 Flux model with its weights kept quantized runs as the same weights decoded to bfloat16",
+          "[flux][checkpoints][quant][fixture]") {
+  FLASHPS_REQUIRE_FIXTURE(dir, "gguf_flux_fill_tiny");
+  const dev::FixtureSet set = dev::load_fixture_set(dir.string());
+  const std::vector<fs::path> files = quantized_files(dir, ".gguf");
+  REQUIRE(!files.empty());
+  const nlohmann::json& entry = set.components.begin().value();
+  const std::string config_path = (dir / entry.at("config").get<std::string>()).string();
+  const FluxConfig config = FluxConfig::from_json(read_json_file(config_path), config_path);
+  const dev::FixtureCase& fixture_case = set.cases.front();
+  for (const fs::path& file : files) {
+    INFO(file);
+    auto load = [&](bool keep_quantized) {
+      auto tensors = flux_transformer_tensors(open_checkpoint_file(file.string()));
+      return load_flux_transformer(*tensors, config, config_path, at::kBFloat16, keep_quantized);
+    };
+    const FluxTransformer decoded = load(false), kept = load(true);
+    REQUIRE(weight_footprint(*kept).quantized_matrices > 0);
+    CHECK(kept->dtype() == at::kBFloat16);
+    at::NoGradGuard no_grad;
+    auto run = [&](const FluxTransformer& model) {
+      return model->forward_batched(set.input_tensor(fixture_case, "hidden_states"),
+                                    set.input_tensor(fixture_case, "encoder_hidden_states"),
+                                    set.input_tensor(fixture_case, "pooled_projections"),
+                                    set.input_tensor(fixture_case, "timestep"), set.input_tensor(fixture_case, "img_ids"),
+                                    set.input_tensor(fixture_case, "txt_ids"), set.input_tensor(fixture_case, "guidance"));
+    };
+    const at::Tensor expected = run(decoded), actual = run(kept);
+    REQUIRE(actual.sizes() == expected.sizes());
+    // The same bfloat16 weights (both round the decoded float32 values to nearest even) and
+    // products; only the order of the products' sums may differ.
+    const double scale = expected.abs().max().item<double>();
+    const double error = (actual.to(at::kDouble) - expected.to(at::kDouble)).abs().max().item<double>();
+    INFO("max abs error " << error << ", largest value " << scale);
+    CHECK(error <= 1e-3 * scale);
+  }
+}
