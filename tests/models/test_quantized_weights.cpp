@@ -161,6 +161,11 @@ TEST_CASE("quantized Linear weights follow dtype changes", "[quant][loading]") {
   const QuantizedTestModel dense = load_test_model(file.path, false);
   const at::Tensor x = at::randn({4, 64});
 
+  kept.root->to(at::Device(at::kCPU));  // the block-wise product is CPU code: nothing to move
+  REQUIRE(kept.q->quantized_weight());
+  CHECK_FALSE(kept.q->weight.defined());
+  CHECK(kept.q->weight_device() == at::Device(at::kCPU));
+
   kept.root->to(at::kBFloat16);  // stays quantized; products in bfloat16
   REQUIRE(kept.q->quantized_weight());
   CHECK(kept.q->weight_dtype() == at::kBFloat16);

@@ -22,8 +22,10 @@ struct WeightLoadOptions {
   // Linear weights the file stores quantized (GGUF Q*) or as float8 stay as stored, memory-mapped,
   // and are decoded block by block when multiplied (LinearImpl::keep_quantized), for a float32 or
   // bfloat16 model on the CPU; other tensors (convolutions, norms, embeddings, biases) and other
-  // dtypes or devices are decoded at load as without it. The file must outlive nothing: the
-  // layers keep it mapped. (A GPU model decodes them when moved: LinearImpl::to.)
+  // dtypes or devices are decoded at load as without it. The layers keep the file mapped, so the
+  // CheckpointTensors may be dropped after loading (safetensors_tensors_view's files cannot be
+  // kept alive: nothing is kept quantized from them). A model moved to a GPU decodes them there
+  // (LinearImpl::to). A Linear already holding a quantized weight is not reloaded by name.
   bool keep_quantized = false;
 };
 
