@@ -23,6 +23,9 @@
 #include "core/quant/quantized_matrix.h"
 #include "core/quant/random_blocks.h"
 #include "developer_commands.h"
+#include "models/common/layers.h"
+#include "models/flux/flux_transformer.h"
+#include "models/loading/checkpoint_tensors.h"
 #include "models/loading/checkpoint_file.h"
 
 namespace flashps::bench_tool {
@@ -221,6 +224,80 @@ void run_load_rss(const std::string& path, bool keep_quantized) {
   std::fflush(stdout);
 }
 
+// A Flux transformer at FLUX.1's width (3072) with `double_blocks` + `single_blocks` blocks, its
+// matrices random Q4_0 blocks (rows of 32-value multiples), everything else F32, as a GGUF file in
+// diffusers' keys (written when absent).
+FluxConfig bench_flux_config(int64_t double_blocks, int64_t single_blocks) {
+  FluxConfig config;
+  config.in_channels = 384;
+  config.out_channels = 64;
+  config.num_layers = double_blocks;
+  config.num_single_layers = single_blocks;
+  config.guidance_embeds = true;
+  return config;
+}
+
+void write_bench_flux_gguf(const std::string& path, const FluxConfig& config) {
+  GgufWriter writer;
+  {
+    FluxTransformer model(config);  // placeholders only: shapes and names, never touched
+    for (const auto& item : model->named_parameters()) {
+      const at::Tensor& parameter = item.value();
+      std::vector<int64_t> ne(parameter.sizes().rbegin(), parameter.sizes().rend());
+      if (parameter.dim() == 2 && parameter.size(1) % 32 == 0) {
+        const std::vector<uint8_t> bytes = random_quantized_rows(QuantizedEncoding::ggml(GgmlType::Q4_0),
+                                                                 parameter.size(0), parameter.size(1), ne[1]);
+        writer.add_tensor(item.key(), GgmlType::Q4_0, ne, bytes.data(), bytes.size());
+      } else {
+        const bool scale = item.key().find("norm") != std::string::npos;
+        const std::vector<float> values(size_t(parameter.numel()), scale ? 1.0f : 0.01f);
+        writer.add_tensor(item.key(), GgmlType::F32, ne, values.data(), values.size() * 4);
+      }
+    }
+  }
+  writer.write(path);
+}
+
+// Loads the file (kept as stored, or decoded to bf16) and runs one forward pass at `grid`^2 image
+// tokens and 512 text tokens; reports the peak RSS the load and the pass added.
+void run_flux_model_rss(const std::string& path, const FluxConfig& config, bool keep_quantized, int64_t grid) {
+  malloc_trim(0);
+  std::ofstream("/proc/self/clear_refs") << "5";
+  const int64_t baseline = quant_bench_status_bytes("VmRSS");
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = quant_bench_cpu_seconds();
+  FluxTransformer model{nullptr};
+  {
+    const auto tensors = gguf_tensors(GgufFile::open(path));
+    model = load_flux_transformer(*tensors, config, path, at::kBFloat16, keep_quantized);
+  }
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double load_cpu = quant_bench_cpu_seconds() - cpu_start;
+  const double load_peak = double(quant_bench_status_bytes("VmHWM") - baseline) / 1e6;
+  const WeightFootprint footprint = weight_footprint(*model);
+  std::printf("%-16s weights: %.1f MB dense, %.1f MB as stored (%lld matrices); RSS after load %.1f MB\n",
+              keep_quantized ? "kept as stored" : "decoded to bf16", footprint.dense_bytes / 1e6,
+              footprint.quantized_bytes / 1e6, (long long)footprint.quantized_matrices,
+              double(quant_bench_status_bytes("VmRSS") - baseline) / 1e6);
+  at::NoGradGuard no_grad;
+  const int64_t tokens = grid * grid, text = 512;
+  at::Tensor ids = at::zeros({tokens, 3});
+  const auto step_start = std::chrono::steady_clock::now();
+  const double step_cpu_start = quant_bench_cpu_seconds();
+  const at::Tensor out = model->forward_batched(
+      at::randn({1, tokens, config.in_channels}), at::randn({1, text, config.joint_attention_dim}),
+      at::randn({1, config.pooled_projection_dim}), at::full({1}, 0.5), ids, at::zeros({text, 3}), at::full({1}, 3.5));
+  const double step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+  const double step_cpu = quant_bench_cpu_seconds() - step_cpu_start;
+  const double file_mb = double(std::filesystem::file_size(path)) / 1e6;
+  const double step_peak = double(quant_bench_status_bytes("VmHWM") - baseline) / 1e6;
+  std::printf("%-16s file %7.1f MB | load: %6.1f s (cpu %6.1f), peak RSS added %7.1f MB (%.2fx file) | "
+              "forward at %lld tokens: %6.1f s (cpu %6.1f), peak RSS added %7.1f MB (%.2fx file)\n",
+              keep_quantized ? "kept as stored" : "decoded to bf16", file_mb, load_seconds, load_cpu, load_peak,
+              load_peak / file_mb, (long long)tokens, step_seconds, step_cpu, step_peak, step_peak / file_mb);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 void add_quant_linear_command(CLI::App& bench, CommandAction& action) {
@@ -244,10 +321,25 @@ void add_quant_linear_command(CLI::App& bench, CommandAction& action) {
   command->add_option("--gguf", options.gguf_file, "GGUF file for the load measurement (default: one written to /tmp)");
   command->add_option("--gguf-mb", options.gguf_mb, "Size of the GGUF file written for the load measurement")
       ->capture_default_str();
+  static std::string flux_gguf;
+  static std::vector<int64_t> flux_blocks = {2, 4};
+  static int64_t flux_grid = 32;
+  command->add_option("--flux-gguf", flux_gguf,
+                      "Instead of the rest: a Flux transformer of FLUX.1's width in random Q4_0 at this path "
+                      "(written when absent), loaded kept as stored and decoded to bf16, one forward pass each");
+  command->add_option("--flux-blocks", flux_blocks, "Double and single blocks of --flux-gguf")->expected(2);
+  command->add_option("--flux-grid", flux_grid, "Image token grid side of the forward pass")->capture_default_str();
   command->add_flag("--no-products", skip_products, "Only the load measurement");
   command->add_flag("--no-load", skip_load, "Only the products");
   command->callback([&action] {
     action = [] {
+      if (!flux_gguf.empty()) {
+        const FluxConfig config = bench_flux_config(flux_blocks[0], flux_blocks[1]);
+        if (!std::filesystem::exists(flux_gguf)) write_bench_flux_gguf(flux_gguf, config);
+        run_flux_model_rss(flux_gguf, config, true, flux_grid);
+        run_flux_model_rss(flux_gguf, config, false, flux_grid);
+        return 0;
+      }
       if (!skip_load) {
         // First, before the products' buffers inflate the heap.
         const bool written = options.gguf_file.empty();

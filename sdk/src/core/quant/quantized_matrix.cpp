@@ -235,7 +235,9 @@ at::Tensor QuantizedMatrix::linear(const at::Tensor& x, const at::Tensor& bias, 
 }
 
 void QuantizedMatrix::require_finite() const {
-  const int64_t chunk = default_quantized_chunk_rows(cols_);
+  // A small buffer, reused: a model-sized one per matrix would leave its touched pages resident in
+  // a heap that keeps freed memory (core/runtime: keep_freed_memory), gigabytes over a model.
+  const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 18) / cols_);
   std::vector<float> values;
   for (int64_t begin = 0; begin < rows_; begin += chunk) {
     const int64_t count = std::min(chunk, rows_ - begin);
