@@ -343,6 +343,7 @@ void add_bench_commands(CLI::App& app, CommandAction& action) {
   add_http_command(*bench, action);
   add_serve_bench_command(*bench, action);
   add_text_command(*bench, action);
+  add_quant_linear_command(*bench, action);
 }
 
 }  // namespace flashps::bench_tool

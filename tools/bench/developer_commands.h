@@ -16,6 +16,8 @@ using CommandAction = std::function<int()>;
 void add_bench_commands(CLI::App& app, CommandAction& action);
 void add_dev_commands(CLI::App& app, CommandAction& action);
 void add_profile_command(CLI::App& app, CommandAction& action);
+// `bench quant-linear` (quant_linear_command.cpp), registered under `bench`.
+void add_quant_linear_command(CLI::App& bench, CommandAction& action);
 
 // --model: the folder given, else the SDK's default model (the bundled one; the random-weight
 // fallback is logged as a warning).

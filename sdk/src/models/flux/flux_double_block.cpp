@@ -83,7 +83,7 @@ void FluxDoubleBlockImpl::forward(int block_index, const FluxBlockContext& conte
   phase.switch_to(Phase::attention);
   auto [text_attention, image_attention] = packed_joint_attention(
       batch, plan, tokens, q_text, k_text, v_text, q_image, k_image, v_image, heads,
-      attn->to_q->weight.scalar_type() == at::kBFloat16);
+      attn->to_q->weight_dtype() == at::kBFloat16);
 
   // Image stream: residual updates for the computed rows only.
   phase.switch_to(Phase::output_mlp);

@@ -35,11 +35,12 @@ FluxTransformer load_flux_transformer(const std::string& model_dir, at::ScalarTy
 }
 
 FluxTransformer load_flux_transformer(const CheckpointTensors& weights, const FluxConfig& config,
-                                      const std::string& config_source, at::ScalarType dtype) {
+                                      const std::string& config_source, at::ScalarType dtype, bool keep_quantized) {
   check_config_against_weights(config, config_source, WeightShapes(weights));
   FluxTransformer model(config);
   WeightLoadOptions options;
   options.dtype = dtype;
+  options.keep_quantized = keep_quantized;
   load_weights_strict(*model, weights, options);
   prefer_fast_linear_layout(*model);
   model->eval();

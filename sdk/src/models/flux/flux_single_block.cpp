@@ -87,14 +87,15 @@ void FluxSingleBlockImpl::forward(int block_index, const FluxBlockContext& conte
       batch, plan, tokens, queries.narrow(0, 0, text_rows), keys.narrow(0, 0, text_rows),
       values.narrow(0, 0, text_rows), queries.narrow(0, text_rows, query_image_rows),
       keys.narrow(0, text_rows, image_rows), values.narrow(0, text_rows, image_rows), heads,
-      attn->to_q->weight.scalar_type() == at::kBFloat16);
+      attn->to_q->weight_dtype() == at::kBFloat16);
 
   // proj_out over [attention, mlp]: two gemms on the weight's column halves, no concatenation.
   phase.switch_to(Phase::output_mlp);
   const int64_t dim = text_attention.size(1);
   at::Tensor attention = at::cat({text_attention, image_attention});
   at::Tensor block_out;
-  if (attention.scalar_type() == at::kFloat) {  // bf16 weights: mixed precision, see linear.h
+  // (A quantized weight multiplies whole rows: the concatenation below.)
+  if (attention.scalar_type() == at::kFloat && !proj_out->quantized_weight()) {  // bf16 weights: mixed precision, see linear.h
     block_out = linear(attention, proj_out->weight.narrow(1, 0, dim), proj_out->bias);
     linear_accumulate(block_out, mlp, proj_out->weight.narrow(1, dim, proj_out->weight.size(1) - dim));
   } else {

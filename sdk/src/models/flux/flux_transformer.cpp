@@ -54,20 +54,20 @@ FluxTransformerImpl::FluxTransformerImpl(const FluxConfig& config) : config_(con
 }
 
 RotaryTables FluxTransformerImpl::rotary_tables(const at::Tensor& ids) const {
-  const auto device = proj_out->weight.device();
+  const auto device = proj_out->weight_device();
   RotaryTables tables = flux_rotary_tables(ids.to(at::kCPU), config_.axes_dims_rope);
   return {tables.cos.to(device), tables.sin.to(device)};
 }
 
 at::Tensor FluxTransformerImpl::conditioning_embedding(const at::Tensor& conditioning, const at::Tensor& rows) const {
-  const auto device = proj_out->weight.device();
+  const auto device = proj_out->weight_device();
   const int64_t channels = conditioning.size(1), first_column = config_.in_channels - channels;
   if (conditioning.dim() != 2 || first_column <= 0)
     throw Error("Flux transformer: conditioning has " + std::to_string(channels) + " channels, the model takes " +
                 std::to_string(config_.in_channels) + " in all");
   at::Tensor selected = conditioning.to(device, at::kFloat);
   if (rows.defined()) selected = selected.index_select(0, rows.to(device, at::kLong));
-  return linear(selected, x_embedder->weight.narrow(1, first_column, channels), x_embedder->bias);
+  return linear(selected, x_embedder->weight_columns(first_column, channels), x_embedder->bias);
 }
 
 const at::Tensor& ConditioningEmbeddingCache::get(const FluxTransformerImpl& model, const at::Tensor& conditioning,
@@ -90,7 +90,7 @@ std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxReque
   // Activations are float32 whatever the weights' dtype: bfloat16 weights run their matrix
   // products in bfloat16 (core/kernels/linear.h), everything element-wise stays float32.
   const auto dtype = at::kFloat;
-  const auto device = proj_out->weight.device();
+  const auto device = proj_out->weight_device();
   std::vector<std::pair<int64_t, int64_t>> counts;
   std::vector<at::Tensor> pooled;
   std::vector<double> timesteps, guidances;
@@ -204,7 +204,7 @@ std::vector<at::Tensor> FluxTransformerImpl::forward(const std::vector<FluxReque
     // adds only the latents' product.
     image = at::empty({batch.image_rows, config_.inner_dim()}, float_options);
     pack_rows(image, 0, embeddings);
-    linear_accumulate(image, image_input, x_embedder->weight.narrow(1, 0, input_channels));
+    linear_accumulate(image, image_input, x_embedder->weight_columns(0, input_channels));
   } else {
     image = x_embedder->forward(image_input);
   }

@@ -62,7 +62,7 @@ class FluxTransformerImpl : public torch::nn::Module {
   // x_embedder applied to the conditioning columns alone (bias included) for `rows` of
   // conditioning [L, in_channels - C] (undefined rows: all L): FluxRequest::conditioning_embedding.
   at::Tensor conditioning_embedding(const at::Tensor& conditioning, const at::Tensor& rows) const;
-  at::ScalarType dtype() const { return proj_out->weight.scalar_type(); }
+  at::ScalarType dtype() const { return proj_out->weight_dtype(); }
   int block_count() const { return static_cast<int>(config_.block_count()); }
   // Forming the calling thread's last forward()'s packed inputs (token rows, conditioning, RoPE
   // tables, offsets), before any layer runs: the model's share of a serving step's batch assembly.
@@ -93,9 +93,10 @@ struct ConditioningEmbeddingCache {
 // Loads <dir>/config.json and the diffusers weights (single file or sharded index) strictly.
 FluxTransformer load_flux_transformer(const std::string& model_dir, at::ScalarType dtype);
 // From weights already opened (a single file, a GGUF file, any key layout seen in diffusers'
-// keys) and a config; `config_source` names the config in errors.
+// keys) and a config; `config_source` names the config in errors. `keep_quantized`: quantized and
+// float8 Linear weights stay as stored (WeightLoadOptions::keep_quantized).
 FluxTransformer load_flux_transformer(const CheckpointTensors& weights, const FluxConfig& config,
-                                      const std::string& config_source, at::ScalarType dtype);
+                                      const std::string& config_source, at::ScalarType dtype, bool keep_quantized = false);
 // A checkpoint's tensors in diffusers' keys: Black Forest Labs' keys (bare or under
 // "model.diffusion_model.") mapped through their table, anything else as stored.
 std::unique_ptr<CheckpointTensors> flux_transformer_tensors(std::unique_ptr<CheckpointTensors> stored);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/diagnostics/error.h"
+#include "core/quant/quantized_matrix.h"
 
 namespace flashps {
 namespace {
@@ -19,6 +20,12 @@ std::string describe(const KeyPiece& piece) {
     case KeyPiece::Transform::transpose: return piece.stored_key + " transposed";
   }
   return piece.stored_key;
+}
+
+// Transforms whose result is still whole stored rows, so quantized blocks pass through them.
+bool keeps_stored_rows(KeyPiece::Transform transform) {
+  return transform == KeyPiece::Transform::as_stored || transform == KeyPiece::Transform::rows ||
+         transform == KeyPiece::Transform::swap_halves;
 }
 
 class LayoutTensors : public CheckpointTensors {
@@ -51,6 +58,7 @@ class LayoutTensors : public CheckpointTensors {
         if (entry.shape.size() != 2) throw CorruptDataError(entry.origin + ": not a matrix");
         std::swap(entry.shape[0], entry.shape[1]);
       }
+      entry.quantized = entry.quantized && keeps_stored_rows(piece.transform);
       entries_[key] = entry;
     }
     // Stored tensors the layout does not use stay visible under their own names, so the strict
@@ -80,6 +88,24 @@ class LayoutTensors : public CheckpointTensors {
     return stored;
   }
   void release(const std::string& key) const override { stored_->release(locate(key).stored_key); }
+  std::shared_ptr<const QuantizedMatrix> read_quantized(const std::string& key) const override {
+    const auto entry = entries_.find(key);
+    if (entry == entries_.end() || !entry->second.quantized) return nullptr;
+    const KeyPiece& piece = locate(key);
+    const std::shared_ptr<const QuantizedMatrix> stored = stored_->read_quantized(piece.stored_key);
+    if (!stored) return nullptr;
+    switch (piece.transform) {
+      case KeyPiece::Transform::rows:
+        return std::make_shared<QuantizedMatrix>(stored->row_range(piece.row_begin, piece.row_end));
+      case KeyPiece::Transform::swap_halves: {
+        const int64_t half = stored->rows() / 2;
+        const QuantizedMatrix second = stored->row_range(half, stored->rows()), first = stored->row_range(0, half);
+        return std::make_shared<QuantizedMatrix>(*QuantizedMatrix::concatenate({&second, &first}));
+      }
+      case KeyPiece::Transform::as_stored: return stored;
+      default: return nullptr;  // decoded by read()
+    }
+  }
 
  private:
   const KeyPiece& locate(const std::string& key) const {

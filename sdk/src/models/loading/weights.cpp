@@ -11,6 +11,8 @@
 #include "core/diagnostics/error.h"
 #include "core/files/safetensors.h"
 #include "core/files/tensor_io.h"
+#include "core/quant/quantized_matrix.h"
+#include "models/common/layers.h"
 #include "models/loading/checkpoint_tensors.h"
 
 namespace flashps {
@@ -92,6 +94,17 @@ void load_weights_strict(torch::nn::Module& module,
 void load_weights_strict(torch::nn::Module& module, const CheckpointTensors& weights,
                          const WeightLoadOptions& options) {
   const std::map<std::string, CheckpointEntry>& stored = weights.entries();
+  // Linear layers by weight key: where keep_quantized attaches stored blocks.
+  std::map<std::string, LinearImpl*> linear_layers;
+  const bool keep_quantized =
+      options.keep_quantized && (options.dtype == at::kFloat || options.dtype == at::kBFloat16);
+  if (keep_quantized) {
+    if (auto* layer = dynamic_cast<LinearImpl*>(&module)) linear_layers["weight"] = layer;
+    for (const auto& item : module.named_modules("", /*include_self=*/false))
+      if (auto* layer = dynamic_cast<LinearImpl*>(item.value().get())) linear_layers[item.key() + ".weight"] = layer;
+  }
+  std::vector<std::pair<LinearImpl*, std::shared_ptr<const QuantizedMatrix>>> kept;  // and their keys:
+  std::vector<std::string> kept_keys;
   std::vector<at::Tensor> targets;
   std::vector<std::pair<std::string, const CheckpointEntry*>> sources;
   std::vector<std::string> missing, mis_shaped, bad_dtype;
@@ -110,6 +123,16 @@ void load_weights_strict(torch::nn::Module& module, const CheckpointTensors& wei
                            target.sizes().end())) {
       mis_shaped.push_back(name + ": file has " + shape_string(entry.shape) + ", model expects " +
                            shape_string(target.sizes()));
+    } else if (const auto layer = linear_layers.find(name);
+               entry.quantized && layer != linear_layers.end() && target.device().is_cpu()) {
+      std::shared_ptr<const QuantizedMatrix> matrix = weights.read_quantized(name);
+      if (matrix) {  // (its placeholder, never written, takes no memory; keep_quantized drops it)
+        kept.emplace_back(layer->second, std::move(matrix));
+        kept_keys.push_back(name);
+      } else {
+        targets.push_back(target);
+        sources.emplace_back(name, &entry);
+      }
     } else {
       targets.push_back(target);
       sources.emplace_back(name, &entry);
@@ -159,6 +182,11 @@ void load_weights_strict(torch::nn::Module& module, const CheckpointTensors& wei
                            : stored_tensor.to(device, options.dtype);
     targets[i].set_data(value.contiguous());
     weights.release(key);
+  }
+  for (size_t i = 0; i < kept.size(); ++i) {
+    kept[i].second->require_finite();  // decodes once; the pages are dropped again below
+    kept[i].first->keep_quantized(kept[i].second, options.dtype);
+    weights.release(kept_keys[i]);
   }
 }
 

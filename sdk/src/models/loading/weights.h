@@ -19,6 +19,14 @@ class CheckpointTensors;
 struct WeightLoadOptions {
   at::ScalarType dtype = at::kFloat;   // parameters are converted to this dtype
   std::vector<std::string> ignored_keys;  // file keys that may be present without a parameter
+  // Linear weights the file stores quantized (GGUF Q*) or as float8 stay as stored, memory-mapped,
+  // and are decoded block by block when multiplied (LinearImpl::keep_quantized), for a float32 or
+  // bfloat16 model on the CPU; other tensors (convolutions, norms, embeddings, biases) and other
+  // dtypes or devices are decoded at load as without it. The layers keep the file mapped, so the
+  // CheckpointTensors may be dropped after loading (safetensors_tensors_view's files cannot be
+  // kept alive: nothing is kept quantized from them). A model moved to a GPU decodes them there
+  // (LinearImpl::to). A Linear already holding a quantized weight is not reloaded by name.
+  bool keep_quantized = false;
 };
 
 // Copies every parameter and buffer of `module` from `file`. Throws Error naming the file and

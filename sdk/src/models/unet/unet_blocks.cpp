@@ -198,7 +198,7 @@ at::Tensor AttentionLayer::forward(const at::Tensor& input, const at::Tensor& co
   // Token-major attention per image: one head's score matrix at a time, never all heads'
   // (at 768 px an SD 1.5 UNet attends over 9216 tokens).
   std::vector<at::Tensor> rows;
-  const bool bf16_products = to_q_->weight.scalar_type() == at::kBFloat16;  // as the projections run
+  const bool bf16_products = to_q_->weight_dtype() == at::kBFloat16;  // as the projections run
   for (int64_t b = 0; b < input.size(0); ++b)
     rows.push_back(token_major_attention(q[b], {k[b]}, {v[b]}, heads_, {}, bf16_products));
   return to_out_->forward(at::stack(rows));

@@ -193,7 +193,7 @@ at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {
 }
 
 at::ScalarType UNet2DConditionModelImpl::dtype() const {
-  return time_linear_1_->weight.scalar_type();
+  return time_linear_1_->weight_dtype();
 }
 
 }  // namespace flashps

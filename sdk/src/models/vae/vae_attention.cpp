@@ -37,7 +37,7 @@ at::Tensor SpatialSelfAttention::forward(const at::Tensor& input) const {
   // and v come from one gemm with the three weights stacked.
   at::Tensor normed =
       group_norm_->forward(input).reshape({batch, channels, tokens}).transpose(1, 2).contiguous();
-  at::Tensor stacked_weight = at::cat({to_q_->weight, to_k_->weight, to_v_->weight}, 0);
+  at::Tensor stacked_weight = at::cat({to_q_->dense_weight(), to_k_->dense_weight(), to_v_->dense_weight()}, 0);
   at::Tensor stacked_bias = at::cat({to_q_->bias, to_k_->bias, to_v_->bias}, 0);
   at::Tensor qkv = linear(normed, stacked_weight, stacked_bias);  // [B, HW, 3C]
   normed.reset();
