@@ -12,7 +12,7 @@ namespace {
 
 using Transform = KeyPiece::Transform;
 
-std::string shape_text(const std::vector<int64_t>& shape) {
+std::string layout_shape_text(const std::vector<int64_t>& shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
@@ -28,12 +28,12 @@ std::vector<int64_t> whole_stored_shape(Transform transform, std::vector<int64_t
       if (shape.empty() || shape[0] % 2 != 0) throw CorruptDataError(where + ": odd rows cannot be swapped in halves");
       return shape;
     case Transform::squeeze_1x1:
-      if (shape.size() != 2) throw CorruptDataError(where + ": a 1x1 kernel's matrix must be 2-D, not " + shape_text(shape));
+      if (shape.size() != 2) throw CorruptDataError(where + ": a 1x1 kernel's matrix must be 2-D, not " + layout_shape_text(shape));
       shape.insert(shape.end(), {1, 1});
       return shape;
     case Transform::rows: break;
     default:
-      if (shape.size() != 2) throw CorruptDataError(where + ": a transposed matrix must be 2-D, not " + shape_text(shape));
+      if (shape.size() != 2) throw CorruptDataError(where + ": a transposed matrix must be 2-D, not " + layout_shape_text(shape));
       return {shape[1], shape[0]};
   }
   throw CorruptDataError(where + ": row ranges are not a whole tensor");
@@ -70,7 +70,7 @@ std::vector<StoredTensorRecipe> stored_tensor_recipes(const KeyLayout& layout,
   }
   for (const auto& [model_key, shape] : model_shapes) {
     if (!layout.count(model_key))
-      throw CorruptDataError(layout_name + " layout: the model's " + model_key + " " + shape_text(shape) +
+      throw CorruptDataError(layout_name + " layout: the model's " + model_key + " " + layout_shape_text(shape) +
                              " has no place in it (it would be lost)");
   }
   std::vector<StoredTensorRecipe> recipes;
@@ -100,11 +100,11 @@ std::vector<StoredTensorRecipe> stored_tensor_recipes(const KeyLayout& layout,
         throw CorruptDataError(where + ": rows [" + std::to_string(next_row) + ", " + std::to_string(piece.row_begin) +
                                ") hold no model tensor (or two overlap) before " + model_key);
       if (shape.empty() || shape[0] != piece.row_end - piece.row_begin)
-        throw CorruptDataError(where + ": " + model_key + " " + shape_text(shape) + " does not fill its rows [" +
+        throw CorruptDataError(where + ": " + model_key + " " + layout_shape_text(shape) + " does not fill its rows [" +
                                std::to_string(piece.row_begin) + ", " + std::to_string(piece.row_end) + ")");
       const std::vector<int64_t> inner(shape.begin() + 1, shape.end());
       if (model_key != pieces.front().first && inner != rest)
-        throw CorruptDataError(where + ": " + model_key + " " + shape_text(shape) + " has other columns than " +
+        throw CorruptDataError(where + ": " + model_key + " " + layout_shape_text(shape) + " has other columns than " +
                                pieces.front().first);
       rest = inner;
       next_row = piece.row_end;

@@ -1,0 +1,386 @@
+#include "models/random/random_checkpoint.h"
+
+#include <ATen/ATen.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/diagnostics/error.h"
+#include "core/files/json_file.h"
+#include "models/clip/clip_text_model.h"
+#include "models/loading/layout_writer.h"
+#include "models/random/random_layouts.h"
+#include "models/random/random_tensors.h"
+#include "models/random/random_text_encoders.h"
+#include "models/random/streamed_tensor_file.h"
+#include "models/t5/t5_config.h"
+
+namespace flashps {
+namespace {
+
+namespace fs = std::filesystem;
+using Format = StreamedTensorFile::Format;
+
+struct RandomComponent {
+  std::string name;  // its folder in the diffusers layout
+  uint64_t seed = 0;
+  TensorShapes shapes;
+};
+
+struct PlannedRandomTensor {
+  std::string name;  // as stored in the file
+  StoredTensorRecipe recipe;
+  const RandomComponent* component = nullptr;
+  TensorEncoding encoding = TensorEncoding::F32;
+};
+
+using EncodingChoice = std::function<TensorEncoding(const std::string& stored_key, const std::vector<int64_t>& shape)>;
+
+TensorEncoding random_float_encoding(const std::string& quant, const std::string& option) {
+  if (quant == "f32") return TensorEncoding::F32;
+  if (quant == "f16") return TensorEncoding::F16;
+  if (quant == "bf16") return TensorEncoding::BF16;
+  if (quant == "fp8") return TensorEncoding::F8_E4M3;
+  throw InvalidArgumentError(option + ": '" + quant + "' is not a float type here (f32, f16, bf16, fp8)");
+}
+
+// fp8 files store matrices as float8 e4m3fn and vectors (biases, norm scales) as bfloat16.
+EncodingChoice random_float_choice(const std::string& quant, const std::string& option) {
+  const TensorEncoding encoding = random_float_encoding(quant, option);
+  return [encoding](const std::string&, const std::vector<int64_t>& shape) {
+    return encoding == TensorEncoding::F8_E4M3 && shape.size() < 2 ? TensorEncoding::BF16 : encoding;
+  };
+}
+
+TensorEncoding random_ggml_encoding(const std::string& quant) {
+  static const std::map<std::string, TensorEncoding> known = {
+      {"f32", TensorEncoding::F32},   {"f16", TensorEncoding::F16},   {"bf16", TensorEncoding::BF16},
+      {"q8_0", TensorEncoding::Q8_0}, {"q4_0", TensorEncoding::Q4_0}, {"q4_1", TensorEncoding::Q4_1},
+      {"q5_0", TensorEncoding::Q5_0}, {"q5_1", TensorEncoding::Q5_1}, {"q4_k", TensorEncoding::Q4_K},
+      {"q5_k", TensorEncoding::Q5_K}, {"q6_k", TensorEncoding::Q6_K}};
+  const auto found = known.find(quant);
+  if (found == known.end())
+    throw InvalidArgumentError("--quant: '" + quant + "' is not a GGUF type (f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)");
+  return found->second;
+}
+
+bool is_module_weight(const std::string& key, std::initializer_list<const char*> modules) {
+  for (const char* module : modules)
+    if (key == std::string(module) + ".weight") return true;
+  return false;
+}
+
+// The tensor types ComfyUI-GGUF gives a Flux transformer (the gguf_flux_fill_tiny fixture's README):
+// float files keep 1-D tensors and tensors of at most 1024 values in F32; quantized files keep 1-D
+// tensors and the input / final projections in F32, the small embedders' second layers in F16,
+// and matrices whose rows are not whole blocks in F16.
+EncodingChoice comfyui_gguf_choice(TensorEncoding file_type) {
+  return [file_type](const std::string& key, const std::vector<int64_t>& shape) {
+    int64_t count = 1;
+    for (int64_t extent : shape) count *= extent;
+    if (!is_ggml_block_encoding(file_type))
+      return shape.size() < 2 || count <= 1024 || file_type == TensorEncoding::F32 ? TensorEncoding::F32 : file_type;
+    if (shape.size() < 2 ||
+        is_module_weight(key, {"img_in", "time_in.in_layer", "vector_in.in_layer", "guidance_in.in_layer", "final_layer.linear"}))
+      return TensorEncoding::F32;
+    if (is_module_weight(key, {"txt_in", "time_in.out_layer", "vector_in.out_layer", "guidance_in.out_layer",
+                        "final_layer.adaLN_modulation.1"}))
+      return TensorEncoding::F16;
+    const int64_t block = ggml_type_traits(uint32_t(ggml_type_of(file_type)))->block_size;
+    return shape.back() % block == 0 ? file_type : TensorEncoding::F16;
+  };
+}
+
+// llama.cpp's general.file_type (LLAMA_FTYPE) of a file whose matrices are `type`.
+uint32_t llama_file_type(TensorEncoding type) {
+  switch (type) {
+    case TensorEncoding::F32: return 0;
+    case TensorEncoding::F16: return 1;
+    case TensorEncoding::Q4_0: return 2;
+    case TensorEncoding::Q4_1: return 3;
+    case TensorEncoding::Q8_0: return 7;
+    case TensorEncoding::Q5_0: return 8;
+    case TensorEncoding::Q5_1: return 9;
+    case TensorEncoding::Q4_K: return 14;  // Q4_K_S
+    case TensorEncoding::Q5_K: return 16;  // Q5_K_S
+    case TensorEncoding::Q6_K: return 18;
+    case TensorEncoding::BF16: return 32;
+    default: return 0;
+  }
+}
+
+KeyLayout identity_key_layout(const TensorShapes& shapes) {
+  KeyLayout layout;
+  for (const auto& [key, shape] : shapes) layout[key] = KeyPiece{key};
+  return layout;
+}
+
+void plan_component(std::vector<PlannedRandomTensor>& plan, const RandomComponent& component, const KeyLayout& layout,
+                    const std::string& layout_name, const std::string& prefix, const EncodingChoice& encoding) {
+  for (StoredTensorRecipe& recipe : stored_tensor_recipes(layout, component.shapes, layout_name)) {
+    PlannedRandomTensor tensor;
+    tensor.name = prefix + recipe.stored_key;
+    tensor.encoding = encoding(recipe.stored_key, recipe.stored_shape);
+    tensor.recipe = std::move(recipe);
+    tensor.component = &component;
+    plan.push_back(std::move(tensor));
+  }
+}
+
+// Writes one file of `plan` (plus `extra` tensors, already computed, stored F32).
+class PlannedFileWriter {
+ public:
+  PlannedFileWriter(const RandomCheckpointRequest& request, RandomCheckpointResult& result)
+      : request_(request), result_(result) {}
+
+  void write(const std::string& path, Format format, const std::vector<PlannedRandomTensor>& plan,
+             const std::map<std::string, std::string>& strings, const std::map<std::string, uint32_t>& numbers,
+             const std::vector<std::pair<std::string, at::Tensor>>& extra = {}) {
+    StreamedTensorFile file(path, format);
+    for (const auto& [key, value] : numbers) file.set_uint32(key, value);
+    for (const auto& [key, value] : strings) file.set_string(key, value);
+    for (const PlannedRandomTensor& tensor : plan) file.declare(tensor.name, tensor.recipe.stored_shape, tensor.encoding);
+    for (const auto& [name, values] : extra) file.declare(name, values.sizes().vec(), TensorEncoding::F32);
+    const double total_gb = double(file.planned_bytes()) / 1e9;
+    file.begin();
+    if (request_.progress) {
+      std::ostringstream line;
+      line.precision(3);
+      line << "writing " << fs::path(path).filename().string() << ": " << plan.size() + extra.size() << " tensors, "
+           << total_gb << " GB";
+      request_.progress(line.str());
+    }
+    auto last = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < plan.size(); ++i) {
+      if (request_.cancel && request_.cancel->load()) throw Cancelled();
+      const PlannedRandomTensor& tensor = plan[i];
+      const RandomComponent& component = *tensor.component;
+      const at::Tensor values = stored_tensor_from_model(tensor.recipe, [&component](const std::string& key) {
+        return random_weight(key, component.shapes.at(key), component.seed);
+      });
+      file.write_next(tensor.name, values);
+      const auto now = std::chrono::steady_clock::now();
+      if (request_.progress && now - last > std::chrono::seconds(2)) {
+        last = now;
+        std::ostringstream line;
+        line.precision(3);
+        line << fs::path(path).filename().string() << ": " << i + 1 << "/" << plan.size() << " tensors of "
+             << total_gb << " GB";
+        request_.progress(line.str());
+      }
+    }
+    for (const auto& [name, values] : extra) file.write_next(name, values);
+    file.finish();
+    result_.files.push_back(path);
+    result_.bytes += fs::file_size(path);
+    if (request_.progress) request_.progress("wrote " + fs::path(path).filename().string());
+  }
+
+ private:
+  const RandomCheckpointRequest& request_;
+  RandomCheckpointResult& result_;
+};
+
+std::string read_small_file(const fs::path& path) {
+  std::ifstream stream(path, std::ios::binary);
+  std::ostringstream text;
+  text << stream.rdbuf();
+  return text.str();
+}
+
+std::string base64_text(const std::string& bytes) {
+  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t group = uint32_t(uint8_t(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) group |= uint32_t(uint8_t(bytes[i + 1])) << 8;
+    if (i + 2 < bytes.size()) group |= uint32_t(uint8_t(bytes[i + 2]));
+    for (int k = 0; k < 4; ++k)
+      out += i * 8 + 6 * k < bytes.size() * 8 ? digits[(group >> (18 - 6 * k)) & 0x3F] : '=';
+  }
+  return out;
+}
+
+// A folder `out` staged as "<out>.partial": renamed into place when complete, removed otherwise.
+class StagedFolder {
+ public:
+  explicit StagedFolder(const std::string& out) : out_(out), staging_(out + ".partial") {
+    fs::remove_all(staging_);
+    fs::create_directories(staging_);
+  }
+  ~StagedFolder() {
+    std::error_code ignored;
+    if (!done_) fs::remove_all(staging_, ignored);
+  }
+  fs::path path(const std::string& relative) const { return fs::path(staging_) / relative; }
+  void commit(RandomCheckpointResult& result) {
+    fs::rename(staging_, out_);
+    done_ = true;
+    for (std::string& file : result.files) file = out_ + file.substr(staging_.size());
+  }
+
+ private:
+  std::string out_, staging_;
+  bool done_ = false;
+};
+
+std::vector<std::pair<std::string, at::Tensor>> random_empty_prompt_tensors(const RandomFluxModelSpec& spec, uint64_t seed,
+                                                                     const std::string& prefix) {
+  auto generator = at::detail::createCPUGenerator(seed + 2);
+  at::Tensor prompt = at::randn({spec.text_tokens, spec.transformer.joint_attention_dim}, generator);
+  at::Tensor pooled = at::randn({spec.transformer.pooled_projection_dim}, generator);
+  return {{prefix + "pooled_prompt_embeds", pooled}, {prefix + "prompt_embeds", prompt}};
+}
+
+}  // namespace
+
+RandomModelFormat random_model_format(const std::string& name) {
+  if (name == "folder") return RandomModelFormat::folder;
+  if (name == "single-file") return RandomModelFormat::single_file;
+  if (name == "gguf") return RandomModelFormat::gguf;
+  throw InvalidArgumentError("--format: '" + name + "' is none of folder, single-file, gguf");
+}
+
+std::map<std::string, std::string> random_model_small_files(const RandomModelPreset& preset) {
+  const RandomFluxModelSpec& spec = preset.spec;
+  std::map<std::string, std::string> files;
+  files["transformer/config.json"] = spec.transformer.to_json().dump(2);
+  files["vae/config.json"] = spec.vae_config.dump(2);
+  files["scheduler/scheduler_config.json"] = spec.scheduler_config.dump(2);
+  files["text_encoder/config.json"] = preset.clip_config.dump(2);
+  files["text_encoder_2/config.json"] = preset.t5_config.dump(2);
+  // The tokenizers of random_text_encoders.h (the CLIP one is written as files: read it back).
+  char staging_template[] = "/tmp/flashps-tokenizer-XXXXXX";
+  const char* staging = ::mkdtemp(staging_template);
+  if (!staging) throw IoError("cannot create a temporary folder for the tokenizer files");
+  write_byte_level_clip_tokenizer(staging);
+  for (const char* name : {"vocab.json", "merges.txt"}) files[std::string("tokenizer/") + name] = read_small_file(fs::path(staging) / name);
+  fs::remove_all(staging);
+  files["tokenizer_2/spiece.model"] = character_level_spiece_model();
+  files["tokenizer_2/special_tokens_map.json"] =
+      nlohmann::json({{"eos_token", "</s>"}, {"pad_token", "<pad>"}, {"unk_token", "<unk>"}}).dump(2);
+  const nlohmann::json index = {{"_class_name", "FluxFillPipeline"},
+                                {"_flashps_note", "random weights: for tests and benchmarks, not for real edits"},
+                                {"_flashps_preset", preset.name},
+                                {"transformer", {"diffusers", "FluxTransformer2DModel"}},
+                                {"vae", {"diffusers", "AutoencoderKL"}},
+                                {"scheduler", {"diffusers", "FlowMatchEulerDiscreteScheduler"}},
+                                {"text_encoder", {"transformers", "CLIPTextModel"}},
+                                {"tokenizer", {"transformers", "CLIPTokenizer"}},
+                                {"text_encoder_2", {"transformers", "T5EncoderModel"}},
+                                {"tokenizer_2", {"transformers", "T5TokenizerFast"}},
+                                {"_flashps_max_sequence_length", spec.max_sequence_length}};
+  files["model_index.json"] = index.dump(2);
+  return files;
+}
+
+std::string flashps_files_metadata(const std::map<std::string, std::string>& files) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [path, content] : files) {
+    const bool binary = path.size() > 6 && path.compare(path.size() - 6, 6, ".model") == 0;
+    json[path] = binary ? "base64:" + base64_text(content) : content;
+  }
+  return json.dump();
+}
+
+RandomCheckpointResult write_random_checkpoint(const std::string& out, const RandomCheckpointRequest& request) {
+  if (out.empty()) throw InvalidArgumentError("random-model: give the output path");
+  if (fs::exists(out)) throw InvalidArgumentError(out + " already exists; give a new path");
+  const RandomModelPreset& preset = request.preset;
+  const RandomFluxModelSpec& spec = preset.spec;
+  const bool gguf = request.format == RandomModelFormat::gguf;
+  const bool f32 = request.quant == "f32";
+  const std::string text_quant = !request.text_encoder_quant.empty() ? request.text_encoder_quant : f32 ? "f32" : "f16";
+  const EncodingChoice t5_choice = random_float_choice(text_quant, "--text-encoder-quant");
+  const EncodingChoice small_choice = random_float_choice(f32 ? "f32" : "f16", "--quant");
+  const EncodingChoice transformer_choice =
+      gguf ? comfyui_gguf_choice(random_ggml_encoding(request.quant)) : random_float_choice(request.quant, "--quant");
+  if (request.format == RandomModelFormat::single_file && fs::path(out).extension() != ".safetensors")
+    throw InvalidArgumentError("--format single-file: the output must be a .safetensors file, not " + out);
+
+  auto progress = [&request](const std::string& line) {
+    if (request.progress) request.progress(line);
+  };
+  progress("planning " + preset.name + " (tensor shapes)");
+  RandomComponent transformer{"transformer", request.seed, flux_transformer_shapes(spec.transformer)};
+  RandomComponent vae{"vae", request.seed + 1, autoencoder_kl_shapes(spec.vae_config, preset.name + " vae config")};
+  RandomComponent clip{"text_encoder", request.seed + 10,
+                 clip_text_shapes(parse_clip_text_config(preset.clip_config, preset.name + " text_encoder config"))};
+  RandomComponent t5{"text_encoder_2", request.seed + 11,
+               t5_encoder_shapes(T5Config::from_json(preset.t5_config, preset.name + " text_encoder_2 config"))};
+  RandomCheckpointResult result;
+  for (const RandomComponent* component : {&transformer, &vae, &clip, &t5}) result.parameters += parameter_count(component->shapes);
+
+  const std::map<std::string, std::string> small_files = random_model_small_files(preset);
+  const std::map<std::string, std::string> carried = {{"flashps.files", flashps_files_metadata(small_files)},
+                                                      {"format", "pt"}};
+  PlannedFileWriter writer(request, result);
+  const KeyLayout bfl = flux_bfl_layout_for_writing(spec.transformer, transformer.shapes);
+
+  if (request.format == RandomModelFormat::folder) {
+    StagedFolder folder(out);
+    for (const auto& [path, content] : small_files) {
+      fs::create_directories(folder.path(path).parent_path());
+      std::ofstream(folder.path(path), std::ios::binary) << content;
+    }
+    const std::pair<const RandomComponent*, std::string> weights[] = {
+        {&transformer, "transformer/diffusion_pytorch_model.safetensors"},
+        {&vae, "vae/diffusion_pytorch_model.safetensors"},
+        {&clip, "text_encoder/model.safetensors"},
+        {&t5, "text_encoder_2/model.safetensors"}};
+    for (const auto& [component, file] : weights) {
+      std::vector<PlannedRandomTensor> plan;
+      const EncodingChoice& choice = component == &transformer ? transformer_choice
+                                     : component == &t5        ? t5_choice
+                                                               : small_choice;
+      plan_component(plan, *component, identity_key_layout(component->shapes), component->name, "", choice);
+      writer.write(folder.path(file).string(), Format::safetensors, plan, {{"format", "pt"}}, {});
+    }
+    writer.write(folder.path("empty_prompt_embeds.safetensors").string(), Format::safetensors, {}, {}, {},
+                 random_empty_prompt_tensors(spec, request.seed, ""));
+    folder.commit(result);
+    return result;
+  }
+
+  const KeyLayout vae_layout = identity_key_layout(vae.shapes);  // LDM keys: see the report (layouts branch)
+  if (request.format == RandomModelFormat::single_file) {
+    std::vector<PlannedRandomTensor> plan;
+    plan_component(plan, transformer, bfl, "Black Forest Labs Flux", "model.diffusion_model.", transformer_choice);
+    plan_component(plan, vae, vae_layout, "VAE", "vae.", small_choice);
+    plan_component(plan, clip, identity_key_layout(clip.shapes), "CLIP", "text_encoders.clip_l.transformer.", small_choice);
+    plan_component(plan, t5, identity_key_layout(t5.shapes), "T5", "text_encoders.t5xxl.transformer.", t5_choice);
+    writer.write(out, Format::safetensors, plan, carried, {}, random_empty_prompt_tensors(spec, request.seed, "flashps.empty_prompt."));
+    return result;
+  }
+
+  StagedFolder folder(out);
+  std::string quant_name = tensor_encoding_name(random_ggml_encoding(request.quant));
+  {
+    std::vector<PlannedRandomTensor> plan;
+    plan_component(plan, transformer, bfl, "Black Forest Labs Flux", "", transformer_choice);
+    writer.write(folder.path(preset.file_stem + "-" + quant_name + ".gguf").string(), Format::gguf, plan,
+                 {{"general.architecture", "flux"}, {"flashps.files", carried.at("flashps.files")}},
+                 {{"general.quantization_version", 2}, {"general.file_type", llama_file_type(random_ggml_encoding(request.quant))}},
+                 random_empty_prompt_tensors(spec, request.seed, "flashps.empty_prompt."));
+  }
+  const std::string t5_name = text_quant == "f32"    ? "t5xxl_fp32"
+                              : text_quant == "bf16" ? "t5xxl_bf16"
+                              : text_quant == "fp8"  ? "t5xxl_fp8_e4m3fn"
+                                                     : "t5xxl_fp16";
+  const std::tuple<const RandomComponent*, const KeyLayout*, std::string, const EncodingChoice*> parts[] = {
+      {&vae, &vae_layout, "ae.safetensors", &small_choice},
+      {&clip, nullptr, "clip_l.safetensors", &small_choice},
+      {&t5, nullptr, t5_name + ".safetensors", &t5_choice}};
+  for (const auto& [component, layout, file, choice] : parts) {
+    std::vector<PlannedRandomTensor> plan;
+    plan_component(plan, *component, layout ? *layout : identity_key_layout(component->shapes), component->name, "", *choice);
+    writer.write(folder.path(file).string(), Format::safetensors, plan, carried, {});
+  }
+  folder.commit(result);
+  return result;
+}
+
+}  // namespace flashps

@@ -1,0 +1,203 @@
+// `flashps dev random-model --preset --format --quant` (models/random/random_checkpoint.h): each
+// format written at small sizes and read back with the file readers: the tensors and their types
+// as chosen, the carried configs, values equal (floats) or close (quantized) to the generated
+// ones, the same weights in every format of one seed; interrupted writes leave nothing behind.
+#include <ATen/ATen.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "bench/edit_benchmark.h"
+#include "core/diagnostics/error.h"
+#include "core/files/gguf_file.h"
+#include "core/files/safetensors.h"
+#include "models/flux/flux_transformer.h"
+#include "models/loading/checkpoint_tensors.h"
+#include "models/loading/layout_writer.h"
+#include "models/random/random_checkpoint.h"
+#include "models/random/random_layouts.h"
+#include "models/random/random_tensors.h"
+#include "support/temp_dir.h"
+
+using namespace flashps;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The test-size Fill model (small_fill_model_spec's transformer) with small text encoders.
+RandomCheckpointRequest tiny_request(RandomModelFormat format, const std::string& quant) {
+  RandomCheckpointRequest request;
+  request.preset = small_flux_fill_preset("tiny", small_fill_model_spec().transformer);
+  request.format = format;
+  request.quant = quant;
+  request.seed = 5;
+  return request;
+}
+
+// RMS of (read - generated) over RMS of generated, across every transformer tensor.
+double relative_rms_error(const CheckpointTensors& read, const TensorShapes& shapes, uint64_t seed) {
+  double error = 0, norm = 0;
+  for (const auto& [key, shape] : shapes) {
+    INFO(key);
+    REQUIRE(read.entries().count(key));
+    const at::Tensor expected = random_weight(key, shape, seed);
+    const at::Tensor got = read.read(key).to(at::kFloat);
+    REQUIRE(got.sizes() == expected.sizes());
+    error += (got - expected).pow(2).sum().item<double>();
+    norm += expected.pow(2).sum().item<double>();
+  }
+  return std::sqrt(error / norm);
+}
+
+void require_carried_files(const std::string& text) {
+  const nlohmann::json files = nlohmann::json::parse(text);
+  for (const char* path : {"model_index.json", "transformer/config.json", "vae/config.json", "text_encoder/config.json",
+                           "text_encoder_2/config.json", "scheduler/scheduler_config.json", "tokenizer/vocab.json"})
+    CHECK(files.contains(path));
+  CHECK(files.at("tokenizer_2/spiece.model").get<std::string>().rfind("base64:", 0) == 0);
+  CHECK(nlohmann::json::parse(files.at("transformer/config.json").get<std::string>()).at("in_channels") == 384);
+}
+
+}  // namespace
+
+TEST_CASE("random GGUF models: ComfyUI-GGUF's tensor types, carried configs, values within the quantization error",
+          "[random_checkpoint]") {
+  const std::pair<const char*, double> quants[] = {{"q8_0", 0.01}, {"q4_0", 0.15}, {"q5_1", 0.07},
+                                                   {"q4_k", 0.15}, {"q6_k", 0.04}, {"f16", 0.001}};
+  for (const auto& [quant, tolerance] : quants) {
+    INFO("--quant " << quant);
+    test::TempDir temp;
+    const RandomCheckpointRequest request = tiny_request(RandomModelFormat::gguf, quant);
+    const std::string out = temp.file("model");
+    const RandomCheckpointResult result = write_random_checkpoint(out, request);
+    CHECK(result.files.size() == 4);
+    std::string type_name = quant;
+    for (char& c : type_name) c = char(std::toupper(c));
+    const auto file = GgufFile::open(out + "/tiny-" + type_name + ".gguf");
+    CHECK(file->metadata_string("general.architecture") == "flux");
+    require_carried_files(*file->metadata_string("flashps.files"));
+    auto type_of = [&](const std::string& name) {
+      const GgufTensor* tensor = file->find(name);
+      REQUIRE(tensor != nullptr);
+      return std::string(ggml_type_name(uint32_t(tensor->type)));
+    };
+    const bool quantized = quant[0] == 'q';
+    CHECK(type_of("img_in.weight") == (quantized ? "F32" : "F16"));
+    CHECK(type_of("txt_in.weight") == (quantized ? "F16" : type_name));
+    CHECK(type_of("double_blocks.0.img_attn.qkv.bias") == "F32");
+    CHECK(type_of("single_blocks.3.linear1.weight") == type_name);
+    CHECK(type_of("flashps.empty_prompt.prompt_embeds") == "F32");
+
+    const TensorShapes shapes = flux_transformer_shapes(request.preset.spec.transformer);
+    const size_t bfl_count =
+        stored_tensor_recipes(flux_bfl_layout_for_writing(request.preset.spec.transformer, shapes), shapes, "BFL").size();
+    CHECK(file->tensors().size() == 2 + bfl_count);
+    const auto read = flux_transformer_tensors(gguf_tensors(file));
+    const double error = relative_rms_error(*read, shapes, request.seed);
+    INFO("relative RMS error " << error);
+    CHECK(error < tolerance);
+    CHECK(error > tolerance / 20);  // it was quantized, not stored as float32
+
+    const auto clip = SafetensorsFile::open(out + "/clip_l.safetensors");
+    CHECK(clip->find("text_model.embeddings.token_embedding.weight")->dtype == DType::F16);
+    require_carried_files(clip->metadata().at("flashps.files"));
+    const auto t5 = SafetensorsFile::open(out + "/t5xxl_fp16.safetensors");
+    CHECK(t5->find("shared.weight") != nullptr);
+    CHECK(fs::exists(out + "/ae.safetensors"));
+  }
+}
+
+TEST_CASE("random single files hold the folder's weights: float32 bit for bit, fp8 as PyTorch rounds",
+          "[random_checkpoint]") {
+  test::TempDir temp;
+  const RandomCheckpointRequest folder_request = tiny_request(RandomModelFormat::folder, "f32");
+  write_random_checkpoint(temp.file("folder"), folder_request);
+  const auto folder = safetensors_tensors({SafetensorsFile::open(temp.file("folder/transformer/diffusion_pytorch_model.safetensors"))});
+  const TensorShapes shapes = flux_transformer_shapes(folder_request.preset.spec.transformer);
+  CHECK(relative_rms_error(*folder, shapes, folder_request.seed) == 0.0);
+  CHECK(fs::exists(temp.file("folder/text_encoder_2/model.safetensors")));
+  CHECK(fs::exists(temp.file("folder/tokenizer_2/spiece.model")));
+  CHECK(!fs::exists(temp.file("folder.partial")));
+
+  const RandomCheckpointRequest f32_request = tiny_request(RandomModelFormat::single_file, "f32");
+  write_random_checkpoint(temp.file("model.safetensors"), f32_request);
+  const auto f32_file = SafetensorsFile::open(temp.file("model.safetensors"));
+  require_carried_files(f32_file->metadata().at("flashps.files"));
+  CHECK(f32_file->find("model.diffusion_model.double_blocks.0.img_attn.qkv.weight") != nullptr);
+  CHECK(f32_file->find("text_encoders.clip_l.transformer.text_model.final_layer_norm.weight") != nullptr);
+  CHECK(f32_file->find("text_encoders.t5xxl.transformer.shared.weight") != nullptr);
+  CHECK(f32_file->find("flashps.empty_prompt.pooled_prompt_embeds") != nullptr);
+  const auto from_single = flux_transformer_tensors(safetensors_tensors({f32_file}));
+  for (const auto& [key, shape] : shapes) {
+    INFO(key);
+    CHECK(at::equal(from_single->read(key), folder->read(key)));
+  }
+
+  const RandomCheckpointRequest fp8_request = tiny_request(RandomModelFormat::single_file, "fp8");
+  write_random_checkpoint(temp.file("fp8.safetensors"), fp8_request);
+  const auto fp8_file = SafetensorsFile::open(temp.file("fp8.safetensors"));
+  CHECK(fp8_file->find("model.diffusion_model.img_in.weight")->dtype == DType::F8_E4M3);
+  CHECK(fp8_file->find("model.diffusion_model.img_in.bias")->dtype == DType::BF16);
+  CHECK(fp8_file->find("text_encoders.t5xxl.transformer.shared.weight")->dtype == DType::F16);
+  const auto from_fp8 = flux_transformer_tensors(safetensors_tensors({fp8_file}));
+  for (const auto& [key, shape] : shapes) {
+    const at::Tensor expected = random_weight(key, shape, fp8_request.seed);
+    const at::Tensor rounded = expected.dim() < 2 ? expected.to(at::kBFloat16).to(at::kFloat) : expected;
+    const at::Tensor error = (from_fp8->read(key) - rounded).abs();
+    INFO(key);
+    // e4m3fn keeps 3 mantissa bits: within 1/16 of each value (relative), or its subnormal step.
+    CHECK((error <= rounded.abs() / 16 + std::ldexp(1.0, -10)).all().item<bool>());
+  }
+}
+
+TEST_CASE("random-model refuses bad options and leaves nothing when interrupted", "[random_checkpoint]") {
+  test::TempDir temp;
+  CHECK_THROWS_WITH(write_random_checkpoint(temp.file("x.safetensors"), tiny_request(RandomModelFormat::single_file, "q4_0")),
+                    Catch::Contains("--quant: 'q4_0' is not a float type here"));
+  CHECK_THROWS_WITH(write_random_checkpoint(temp.file("x"), tiny_request(RandomModelFormat::gguf, "fp8")),
+                    Catch::Contains("--quant: 'fp8' is not a GGUF type"));
+  RandomCheckpointRequest text = tiny_request(RandomModelFormat::gguf, "q8_0");
+  text.text_encoder_quant = "q4_0";
+  CHECK_THROWS_WITH(write_random_checkpoint(temp.file("x"), text), Catch::Contains("--text-encoder-quant"));
+  CHECK_THROWS_WITH(random_model_format("zip"), Catch::Contains("--format: 'zip'"));
+  CHECK_THROWS_WITH(write_random_checkpoint(temp.file("x.gguf"), tiny_request(RandomModelFormat::single_file, "f16")),
+                    Catch::Contains("must be a .safetensors file"));
+
+  // Interrupted with a file begun (single file), or with one file complete and the next begun
+  // (GGUF folder): neither the final name nor a partial file or folder remains.
+  for (RandomModelFormat format : {RandomModelFormat::single_file, RandomModelFormat::gguf}) {
+    std::atomic<bool> cancel{false};
+    RandomCheckpointRequest request = tiny_request(format, format == RandomModelFormat::gguf ? "q4_0" : "f16");
+    request.cancel = &cancel;
+    bool saw_partial = false;
+    request.progress = [&](const std::string& line) {
+      if (line.rfind("writing cancelled.safetensors", 0) == 0 || line.rfind("writing clip_l.safetensors", 0) == 0) {
+        saw_partial = !fs::is_empty(temp.path());
+        cancel = true;
+      }
+    };
+    const std::string out = temp.file(format == RandomModelFormat::gguf ? "cancelled" : "cancelled.safetensors");
+    CHECK_THROWS_AS(write_random_checkpoint(out, request), Cancelled);
+    CHECK(saw_partial);
+    CHECK(fs::is_empty(temp.path()));
+  }
+}
+
+TEST_CASE("random-model's flux-fill-bench preset is `bench edit`'s Flux configuration", "[random_checkpoint]") {
+  test::TempDir temp;
+  RandomCheckpointRequest request;
+  request.preset = small_flux_fill_preset("flux-fill-bench", bench::reference_bench_config());
+  request.format = RandomModelFormat::gguf;
+  request.quant = "q4_k";
+  request.text_encoder_quant = "fp8";
+  const RandomCheckpointResult result = write_random_checkpoint(temp.file("bench"), request);
+  const auto file = GgufFile::open(temp.file("bench/flux-fill-bench-Q4_K.gguf"));
+  CHECK(file->find("double_blocks.3.img_mlp.0.weight")->shape == std::vector<int64_t>{2048, 512});
+  CHECK(file->find("single_blocks.7.linear1.weight")->type == GgmlType::Q4_K);
+  CHECK(!file->find("double_blocks.4.img_mlp.0.weight"));
+  const auto t5 = SafetensorsFile::open(temp.file("bench/t5xxl_fp8_e4m3fn.safetensors"));
+  CHECK(t5->find("encoder.block.1.layer.1.DenseReluDense.wi_0.weight")->dtype == DType::F8_E4M3);
+  CHECK(result.parameters > 70000000);
+}
