@@ -95,3 +95,27 @@ TEST_CASE("layouts that cannot be written are refused by name", "[layout_writer]
   layout["b.weight"] = {"c.weight"};
   CHECK_THROWS_WITH(stored_tensor_recipes(layout, shapes, "Test"), Catch::Contains("stored whole for both"));
 }
+
+TEST_CASE("vae_sd_tiny written in the LDM layout is the SD single-file fixture's VAE, bit for bit", "[layout_writer][fixtures]") {
+  FLASHPS_REQUIRE_FIXTURE(vae_dir, "vae_sd_tiny");
+  FLASHPS_REQUIRE_FIXTURE(single_dir, "single_file_sd_inpaint_tiny");
+  const auto model = read_all(*open_safetensors((vae_dir / "diffusion_pytorch_model.safetensors").string()));
+  const auto single = read_all(*open_safetensors((single_dir / "sd_inpaint_tiny.safetensors").string()));
+  const nlohmann::json config = read_json_file((vae_dir / "config.json").string());
+  TensorShapes shapes;
+  for (const auto& [key, tensor] : model) shapes[key] = tensor.sizes().vec();
+  // diffusers' convert_diffusers_to_original_stable_diffusion wrote the fixture; this is the inverse of its reader.
+  const auto written = stored_tensors_from_layout(
+      autoencoder_ldm_layout_for_writing(shapes, int64_t(config.at("block_out_channels").size())), model, "LDM VAE");
+  size_t vae_keys = 0;
+  for (const auto& [key, tensor] : single) {
+    if (key.rfind("first_stage_model.", 0) != 0) continue;
+    ++vae_keys;
+    const std::string stored = key.substr(18);
+    INFO(stored);
+    REQUIRE(written.count(stored));
+    CHECK(written.at(stored).sizes() == tensor.sizes());
+    CHECK(at::equal(written.at(stored), tensor));
+  }
+  CHECK(vae_keys == written.size());
+}

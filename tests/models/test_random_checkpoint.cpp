@@ -105,7 +105,11 @@ TEST_CASE("random GGUF models: ComfyUI-GGUF's tensor types, carried configs, val
     require_carried_files(clip->metadata().at("flashps.files"));
     const auto t5 = SafetensorsFile::open(out + "/t5xxl_fp16.safetensors");
     CHECK(t5->find("shared.weight") != nullptr);
-    CHECK(fs::exists(out + "/ae.safetensors"));
+    const auto ae = SafetensorsFile::open(out + "/ae.safetensors");  // LDM keys, as BFL ships it
+    CHECK(ae->find("encoder.down.0.block.0.conv1.weight") != nullptr);
+    CHECK(ae->find("decoder.up.0.upsample.conv.weight") == nullptr);  // up.0: the highest resolution
+    CHECK(ae->find("decoder.up.3.upsample.conv.weight") != nullptr);
+    CHECK(ae->find("decoder.mid.attn_1.q.weight")->shape.size() == 4);
   }
 }
 
@@ -129,6 +133,7 @@ TEST_CASE("random single files hold the folder's weights: float32 bit for bit, f
   CHECK(f32_file->find("text_encoders.clip_l.transformer.text_model.final_layer_norm.weight") != nullptr);
   CHECK(f32_file->find("text_encoders.t5xxl.transformer.shared.weight") != nullptr);
   CHECK(f32_file->find("flashps.empty_prompt.pooled_prompt_embeds") != nullptr);
+  CHECK(f32_file->find("vae.encoder.mid.attn_1.proj_out.weight") != nullptr);
   const auto from_single = flux_transformer_tensors(safetensors_tensors({f32_file}));
   for (const auto& [key, shape] : shapes) {
     INFO(key);

@@ -345,11 +345,12 @@ RandomCheckpointResult write_random_checkpoint(const std::string& out, const Ran
     return result;
   }
 
-  const KeyLayout vae_layout = identity_key_layout(vae.shapes);  // LDM keys: see the report (layouts branch)
+  const KeyLayout vae_layout = autoencoder_ldm_layout_for_writing(
+      vae.shapes, int64_t(spec.vae_config.at("block_out_channels").size()));
   if (request.format == RandomModelFormat::single_file) {
     std::vector<PlannedRandomTensor> plan;
     plan_component(plan, transformer, bfl, "Black Forest Labs Flux", "model.diffusion_model.", transformer_choice);
-    plan_component(plan, vae, vae_layout, "VAE", "vae.", small_choice);
+    plan_component(plan, vae, vae_layout, "LDM autoencoder", "vae.", small_choice);
     plan_component(plan, clip, identity_key_layout(clip.shapes), "CLIP", "text_encoders.clip_l.transformer.", small_choice);
     plan_component(plan, t5, identity_key_layout(t5.shapes), "T5", "text_encoders.t5xxl.transformer.", t5_choice);
     writer.write(out, Format::safetensors, plan, carried, {}, random_empty_prompt_tensors(spec, request.seed, "flashps.empty_prompt."));

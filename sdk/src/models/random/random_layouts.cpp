@@ -1,5 +1,7 @@
 #include "models/random/random_layouts.h"
 
+#include <regex>
+
 #include "core/diagnostics/error.h"
 #include "models/flux/flux_bfl_layout.h"
 #include "models/loading/layout_writer.h"
@@ -43,6 +45,46 @@ KeyLayout flux_bfl_layout_for_writing(const FluxConfig& config, const TensorShap
     stored[prefix + block + "norm.key_norm.scale"] = {config.attention_head_dim};
   }
   return flux_bfl_layout(*shapes_only_tensors(stored, "the Flux file being written"), prefix);
+}
+
+KeyLayout autoencoder_ldm_layout_for_writing(const TensorShapes& model_shapes, int64_t levels) {
+  static const std::regex level_key(R"((encoder|decoder)\.(down|up)_blocks\.(\d+)\.(resnets\.(\d+)|downsamplers\.0|upsamplers\.0)\.(.+))");
+  static const std::regex mid_key(R"((encoder|decoder)\.mid_block\.(resnets\.([01])|attentions\.0)\.(.+))");
+  static const std::pair<const char*, const char*> attention[] = {
+      {"to_q.", "q."}, {"to_k.", "k."}, {"to_v.", "v."}, {"to_out.0.", "proj_out."}, {"group_norm.", "norm."}};
+  auto resnet_inside = [](const std::string& inside) {
+    return inside.rfind("conv_shortcut.", 0) == 0 ? "nin_shortcut." + inside.substr(14) : inside;
+  };
+  KeyLayout layout;
+  for (const auto& [key, shape] : model_shapes) {
+    std::smatch match;
+    KeyPiece piece{key};
+    if (std::regex_match(key, match, level_key)) {
+      const bool encoder = match[1] == "encoder";
+      const int64_t level = std::stoll(match[3]);
+      const std::string block = std::string(match[1]) + (encoder ? ".down." : ".up.") +
+                                std::to_string(encoder ? level : levels - 1 - level) + ".";
+      piece.stored_key = match[5].matched ? block + "block." + std::string(match[5]) + "." + resnet_inside(match[6])
+                                          : block + (encoder ? "downsample." : "upsample.") + std::string(match[6]);
+    } else if (std::regex_match(key, match, mid_key)) {
+      const std::string mid = std::string(match[1]) + ".mid.", inside = match[4];
+      if (match[3].matched) {
+        piece.stored_key = mid + (match[3] == "0" ? "block_1." : "block_2.") + resnet_inside(inside);
+      } else {
+        for (const auto& [diffusers, ldm] : attention) {
+          if (inside.rfind(diffusers, 0) != 0) continue;
+          piece.stored_key = mid + "attn_1." + ldm + inside.substr(std::string(diffusers).size());
+          if (std::string(ldm) != "norm." && shape.size() == 2) piece.transform = KeyPiece::Transform::squeeze_1x1;
+        }
+      }
+    } else {
+      for (const char* coder : {"encoder.", "decoder."})
+        if (key.rfind(std::string(coder) + "conv_norm_out.", 0) == 0)
+          piece.stored_key = coder + std::string("norm_out.") + key.substr(std::string(coder).size() + 14);
+    }
+    layout[key] = piece;
+  }
+  return layout;
 }
 
 }  // namespace flashps

@@ -18,4 +18,12 @@ using TensorShapes = std::map<std::string, std::vector<int64_t>>;
 KeyLayout flux_bfl_layout_for_writing(const FluxConfig& config, const TensorShapes& model_shapes,
                                       const std::string& prefix = "");
 
+// The original latent-diffusion (LDM) layout of an AutoencoderKL with `model_shapes` (diffusers
+// keys) and `levels` resolution levels, as ae.safetensors and single-file checkpoints store it:
+// encoder.down.N.block.M, nin_shortcut, downsample / upsample, decoder.up numbered from the highest
+// resolution, mid.block_1/2, mid.attn_1.{norm,q,k,v,proj_out} with q/k/v/proj_out as 1x1
+// convolution kernels, norm_out. The inverse of the layouts branch's autoencoder_ldm_layout (the
+// test checks the two agree when both exist).
+KeyLayout autoencoder_ldm_layout_for_writing(const TensorShapes& model_shapes, int64_t levels);
+
 }  // namespace flashps
