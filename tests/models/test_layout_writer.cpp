@@ -119,3 +119,27 @@ TEST_CASE("vae_sd_tiny written in the LDM layout is the SD single-file fixture's
   }
   CHECK(vae_keys == written.size());
 }
+
+TEST_CASE("SD UNets written in the LDM layout are the single-file fixtures' UNets, bit for bit", "[layout_writer][fixtures]") {
+  for (const auto& [unet_fixture, single_fixture, file] :
+       {std::tuple<const char*, const char*, const char*>{"unet_sd_inpaint_tiny", "single_file_sd_inpaint_tiny", "sd_inpaint_tiny.safetensors"},
+        {"unet_sdxl_tiny", "single_file_sdxl_tiny", "sdxl_tiny.safetensors"}}) {
+    FLASHPS_REQUIRE_FIXTURE(unet_dir, unet_fixture);
+    FLASHPS_REQUIRE_FIXTURE(single_dir, single_fixture);
+    const auto model = read_all(*open_safetensors((unet_dir / "diffusion_pytorch_model.safetensors").string()));
+    const auto single = read_all(*open_safetensors((single_dir / file).string()));
+    TensorShapes shapes;
+    for (const auto& [key, tensor] : model) shapes[key] = tensor.sizes().vec();
+    const auto written = stored_tensors_from_layout(unet_ldm_layout_for_writing(shapes), model, "LDM UNet");
+    size_t unet_keys = 0;
+    for (const auto& [key, tensor] : single) {
+      if (key.rfind("model.diffusion_model.", 0) != 0) continue;
+      ++unet_keys;
+      const std::string stored = key.substr(22);
+      INFO(single_fixture << ": " << stored);
+      REQUIRE(written.count(stored));
+      CHECK(at::equal(written.at(stored), tensor));
+    }
+    CHECK(unet_keys == written.size());
+  }
+}

@@ -47,6 +47,56 @@ KeyLayout flux_bfl_layout_for_writing(const FluxConfig& config, const TensorShap
   return flux_bfl_layout(*shapes_only_tensors(stored, "the Flux file being written"), prefix);
 }
 
+KeyLayout unet_ldm_layout_for_writing(const TensorShapes& model_shapes) {
+  static const std::regex level_key(R"((down|up)_blocks\.(\d+)\.(resnets|attentions|downsamplers|upsamplers)\.(\d+)\.(.+))");
+  static const std::regex mid_key(R"(mid_block\.(resnets|attentions)\.(\d+)\.(.+))");
+  static const std::pair<const char*, const char*> resnet_names[] = {
+      {"norm1.", "in_layers.0."}, {"conv1.", "in_layers.2."}, {"time_emb_proj.", "emb_layers.1."},
+      {"norm2.", "out_layers.0."}, {"conv2.", "out_layers.3."}, {"conv_shortcut.", "skip_connection."}};
+  static const std::pair<const char*, const char*> top_level[] = {
+      {"conv_in.", "input_blocks.0.0."}, {"time_embedding.linear_1.", "time_embed.0."},
+      {"time_embedding.linear_2.", "time_embed.2."}, {"add_embedding.linear_1.", "label_emb.0.0."},
+      {"add_embedding.linear_2.", "label_emb.0.2."}, {"conv_norm_out.", "out.0."}, {"conv_out.", "out.2."}};
+  auto resnet = [](const std::string& inside) {
+    for (const auto& [diffusers, ldm] : resnet_names)
+      if (inside.rfind(diffusers, 0) == 0) return ldm + inside.substr(std::string(diffusers).size());
+    return inside;
+  };
+  int64_t layers = 0;  // resnets per down level
+  while (model_shapes.count("down_blocks.0.resnets." + std::to_string(layers) + ".conv1.weight")) ++layers;
+  auto has_attention = [&model_shapes](const std::string& block) {
+    const auto found = model_shapes.lower_bound(block + "attentions.");
+    return found != model_shapes.end() && found->first.rfind(block + "attentions.", 0) == 0;
+  };
+  KeyLayout layout;
+  for (const auto& [key, shape] : model_shapes) {
+    std::smatch match;
+    std::string stored = key;
+    if (std::regex_match(key, match, level_key)) {
+      const bool down = match[1] == "down";
+      const int64_t level = std::stoll(match[2]), index = std::stoll(match[4]);
+      const std::string part = match[3], inside = match[5];
+      const int64_t first = level * (layers + 1) + (down ? 1 : 0);
+      const std::string blocks = down ? "input_blocks." : "output_blocks.";
+      if (part == "resnets") stored = blocks + std::to_string(first + index) + ".0." + resnet(inside);
+      else if (part == "attentions") stored = blocks + std::to_string(first + index) + ".1." + inside;
+      else if (part == "downsamplers") stored = blocks + std::to_string((level + 1) * (layers + 1)) + ".0." +
+                                                (inside.rfind("conv.", 0) == 0 ? "op." + inside.substr(5) : inside);
+      else stored = blocks + std::to_string(first + layers) +
+                    (has_attention("up_blocks." + std::string(match[2]) + ".") ? ".2." : ".1.") + inside;
+    } else if (std::regex_match(key, match, mid_key)) {
+      const std::string inside = match[3];
+      stored = match[1] == "attentions" ? "middle_block.1." + inside
+                                        : "middle_block." + std::string(match[2] == "0" ? "0." : "2.") + resnet(inside);
+    } else {
+      for (const auto& [diffusers, ldm] : top_level)
+        if (key.rfind(diffusers, 0) == 0) stored = ldm + key.substr(std::string(diffusers).size());
+    }
+    layout[key] = KeyPiece{stored};
+  }
+  return layout;
+}
+
 KeyLayout autoencoder_ldm_layout_for_writing(const TensorShapes& model_shapes, int64_t levels) {
   static const std::regex level_key(R"((encoder|decoder)\.(down|up)_blocks\.(\d+)\.(resnets\.(\d+)|downsamplers\.0|upsamplers\.0)\.(.+))");
   static const std::regex mid_key(R"((encoder|decoder)\.mid_block\.(resnets\.([01])|attentions\.0)\.(.+))");

@@ -26,4 +26,12 @@ KeyLayout flux_bfl_layout_for_writing(const FluxConfig& config, const TensorShap
 // test checks the two agree when both exist).
 KeyLayout autoencoder_ldm_layout_for_writing(const TensorShapes& model_shapes, int64_t levels);
 
+// The original LDM layout of a UNet2DConditionModel with `model_shapes` (diffusers keys), as
+// Stable Diffusion single files store it under "model.diffusion_model.": input_blocks.K.{0,1}
+// (K = level * (layers + 1) + layer + 1; the level's downsampler at (level + 1) * (layers + 1),
+// "op"), middle_block.{0,1,2}, output_blocks.K.{0,1,1|2} (the upsampler after the attention when
+// the level has one), time_embed, label_emb (SDXL), out; resnets in_layers / emb_layers /
+// out_layers / skip_connection. Layers per level are counted from the keys.
+KeyLayout unet_ldm_layout_for_writing(const TensorShapes& model_shapes);
+
 }  // namespace flashps
