@@ -19,6 +19,8 @@
 #include "models/random/random_checkpoint.h"
 #include "models/random/random_layouts.h"
 #include "models/random/random_tensors.h"
+#include "core/files/json_file.h"
+#include "support/fixtures.h"
 #include "support/temp_dir.h"
 
 using namespace flashps;
@@ -205,4 +207,43 @@ TEST_CASE("random-model's flux-fill-bench preset is `bench edit`'s Flux configur
   const auto t5 = SafetensorsFile::open(temp.file("bench/t5xxl_fp8_e4m3fn.safetensors"));
   CHECK(t5->find("encoder.block.1.layer.1.DenseReluDense.wi_0.weight")->dtype == DType::F8_E4M3);
   CHECK(result.parameters > 70000000);
+}
+
+TEST_CASE("random SD single files have the keys and shapes of diffusers' conversion", "[random_checkpoint][fixtures]") {
+  FLASHPS_REQUIRE_FIXTURE(single_dir, "single_file_sd_inpaint_tiny");
+  // sd15-inpaint's recipe at the fixture's tiny sizes (its folder configs).
+  RandomCheckpointRequest request;
+  request.preset = sd15_inpaint_preset();
+  request.preset.unet_config = read_json_file((single_dir / "unet/config.json").string());
+  request.preset.spec.vae_config = read_json_file((single_dir / "vae/config.json").string());
+  request.preset.clip_config = read_json_file((single_dir / "text_encoder/config.json").string());
+  request.format = RandomModelFormat::single_file;
+  request.quant = "f16";
+  test::TempDir temp;
+  write_random_checkpoint(temp.file("sd.safetensors"), request);
+  const auto written = SafetensorsFile::open(temp.file("sd.safetensors"));
+  const auto fixture = SafetensorsFile::open((single_dir / "sd_inpaint_tiny.safetensors").string());
+  size_t matched = 0;
+  for (const TensorInfo& info : fixture->tensors()) {
+    if (info.name.find("position_ids") != std::string::npos) continue;  // a buffer some files carry
+    INFO(info.name);
+    const TensorInfo* mine = written->find(info.name);
+    REQUIRE(mine != nullptr);
+    CHECK(mine->shape == info.shape);
+    CHECK(mine->dtype == DType::F16);
+    ++matched;
+  }
+  CHECK(written->tensors().size() == matched);
+  const nlohmann::json files = nlohmann::json::parse(written->metadata().at("flashps.files"));
+  CHECK(nlohmann::json::parse(files.at("model_index.json").get<std::string>()).at("_class_name") ==
+        "StableDiffusionInpaintPipeline");
+  CHECK(files.contains("unet/config.json"));
+
+  request.format = RandomModelFormat::folder;
+  write_random_checkpoint(temp.file("sd"), request);
+  const auto unet = safetensors_tensors({SafetensorsFile::open(temp.file("sd/unet/diffusion_pytorch_model.safetensors"))});
+  CHECK(unet->entries().count("down_blocks.1.attentions.0.transformer_blocks.0.attn2.to_k.weight"));
+  CHECK(fs::exists(temp.file("sd/tokenizer/vocab.json")));
+  request.format = RandomModelFormat::gguf;
+  CHECK_THROWS_WITH(write_random_checkpoint(temp.file("sd-gguf"), request), Catch::Contains("Flux presets only"));
 }

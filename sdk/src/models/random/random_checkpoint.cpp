@@ -235,6 +235,53 @@ std::vector<std::pair<std::string, at::Tensor>> random_empty_prompt_tensors(cons
   return {{prefix + "pooled_prompt_embeds", pooled}, {prefix + "prompt_embeds", prompt}};
 }
 
+void write_small_files(const StagedFolder& folder, const std::map<std::string, std::string>& files) {
+  for (const auto& [path, content] : files) {
+    fs::create_directories(folder.path(path).parent_path());
+    std::ofstream(folder.path(path), std::ios::binary) << content;
+  }
+}
+
+// Stable Diffusion: a diffusers folder, or one .safetensors in the original layout
+// (model.diffusion_model.*, first_stage_model.*, cond_stage_model.transformer.*).
+void write_sd_checkpoint(const std::string& out, const RandomCheckpointRequest& request, RandomCheckpointResult& result,
+                         const std::map<std::string, std::string>& small_files) {
+  const RandomModelPreset& preset = request.preset;
+  if (request.format == RandomModelFormat::gguf)
+    throw InvalidArgumentError("--format gguf: written for the Flux presets only (" + preset.name + " is Stable Diffusion)");
+  const EncodingChoice unet_choice = random_float_choice(request.quant, "--quant");
+  const EncodingChoice small_choice = random_float_choice(request.quant == "f32" ? "f32" : "f16", "--quant");
+  if (request.progress) request.progress("planning " + preset.name + " (tensor shapes)");
+  RandomComponent unet{"unet", request.seed, unet_shapes(preset.unet_config, preset.name + " unet config")};
+  RandomComponent vae{"vae", request.seed + 1, autoencoder_kl_shapes(preset.spec.vae_config, preset.name + " vae config")};
+  RandomComponent clip{"text_encoder", request.seed + 10,
+                       clip_text_shapes(parse_clip_text_config(preset.clip_config, preset.name + " text_encoder config"))};
+  for (const RandomComponent* component : {&unet, &vae, &clip}) result.parameters += parameter_count(component->shapes);
+  PlannedFileWriter writer(request, result);
+  if (request.format == RandomModelFormat::folder) {
+    StagedFolder folder(out);
+    write_small_files(folder, small_files);
+    const std::tuple<const RandomComponent*, std::string, const EncodingChoice*> weights[] = {
+        {&unet, "unet/diffusion_pytorch_model.safetensors", &unet_choice},
+        {&vae, "vae/diffusion_pytorch_model.safetensors", &small_choice},
+        {&clip, "text_encoder/model.safetensors", &small_choice}};
+    for (const auto& [component, file, choice] : weights) {
+      std::vector<PlannedRandomTensor> plan;
+      plan_component(plan, *component, identity_key_layout(component->shapes), component->name, "", *choice);
+      writer.write(folder.path(file).string(), Format::safetensors, plan, {{"format", "pt"}}, {});
+    }
+    folder.commit(result);
+    return;
+  }
+  std::vector<PlannedRandomTensor> plan;
+  plan_component(plan, unet, unet_ldm_layout_for_writing(unet.shapes), "LDM UNet", "model.diffusion_model.", unet_choice);
+  plan_component(plan, vae,
+                 autoencoder_ldm_layout_for_writing(vae.shapes, int64_t(preset.spec.vae_config.at("block_out_channels").size())),
+                 "LDM autoencoder", "first_stage_model.", small_choice);
+  plan_component(plan, clip, identity_key_layout(clip.shapes), "CLIP", "cond_stage_model.transformer.", small_choice);
+  writer.write(out, Format::safetensors, plan, {{"flashps.files", flashps_files_metadata(small_files)}, {"format", "pt"}}, {});
+}
+
 }  // namespace
 
 RandomModelFormat random_model_format(const std::string& name) {
@@ -247,18 +294,32 @@ RandomModelFormat random_model_format(const std::string& name) {
 std::map<std::string, std::string> random_model_small_files(const RandomModelPreset& preset) {
   const RandomFluxModelSpec& spec = preset.spec;
   std::map<std::string, std::string> files;
-  files["transformer/config.json"] = spec.transformer.to_json().dump(2);
-  files["vae/config.json"] = spec.vae_config.dump(2);
-  files["scheduler/scheduler_config.json"] = spec.scheduler_config.dump(2);
-  files["text_encoder/config.json"] = preset.clip_config.dump(2);
-  files["text_encoder_2/config.json"] = preset.t5_config.dump(2);
-  // The tokenizers of random_text_encoders.h (the CLIP one is written as files: read it back).
   char staging_template[] = "/tmp/flashps-tokenizer-XXXXXX";
   const char* staging = ::mkdtemp(staging_template);
   if (!staging) throw IoError("cannot create a temporary folder for the tokenizer files");
-  write_byte_level_clip_tokenizer(staging);
+  write_byte_level_clip_tokenizer(staging);  // random_text_encoders.h writes it as files: read them back
   for (const char* name : {"vocab.json", "merges.txt"}) files[std::string("tokenizer/") + name] = read_small_file(fs::path(staging) / name);
   fs::remove_all(staging);
+  files["vae/config.json"] = spec.vae_config.dump(2);
+  files["scheduler/scheduler_config.json"] = spec.scheduler_config.dump(2);
+  files["text_encoder/config.json"] = preset.clip_config.dump(2);
+  if (preset.family == "sd") {
+    files["unet/config.json"] = preset.unet_config.dump(2);
+    const bool inpaint = preset.unet_config.value("in_channels", 4) == 9;
+    const nlohmann::json index = {
+        {"_class_name", inpaint ? "StableDiffusionInpaintPipeline" : "StableDiffusionPipeline"},
+        {"_flashps_note", "random weights: for tests and benchmarks, not for real edits"},
+        {"_flashps_preset", preset.name},
+        {"unet", {"diffusers", "UNet2DConditionModel"}},
+        {"vae", {"diffusers", "AutoencoderKL"}},
+        {"text_encoder", {"transformers", "CLIPTextModel"}},
+        {"tokenizer", {"transformers", "CLIPTokenizer"}},
+        {"scheduler", {"diffusers", preset.spec.scheduler_config.value("_class_name", std::string("PNDMScheduler"))}}};
+    files["model_index.json"] = index.dump(2);
+    return files;
+  }
+  files["transformer/config.json"] = spec.transformer.to_json().dump(2);
+  files["text_encoder_2/config.json"] = preset.t5_config.dump(2);
   files["tokenizer_2/spiece.model"] = character_level_spiece_model();
   files["tokenizer_2/special_tokens_map.json"] =
       nlohmann::json({{"eos_token", "</s>"}, {"pad_token", "<pad>"}, {"unk_token", "<unk>"}}).dump(2);
@@ -290,6 +351,13 @@ RandomCheckpointResult write_random_checkpoint(const std::string& out, const Ran
   if (out.empty()) throw InvalidArgumentError("random-model: give the output path");
   if (fs::exists(out)) throw InvalidArgumentError(out + " already exists; give a new path");
   const RandomModelPreset& preset = request.preset;
+  if (request.format == RandomModelFormat::single_file && fs::path(out).extension() != ".safetensors")
+    throw InvalidArgumentError("--format single-file: the output must be a .safetensors file, not " + out);
+  if (preset.family == "sd") {
+    RandomCheckpointResult result;
+    write_sd_checkpoint(out, request, result, random_model_small_files(preset));
+    return result;
+  }
   const RandomFluxModelSpec& spec = preset.spec;
   const bool gguf = request.format == RandomModelFormat::gguf;
   const bool f32 = request.quant == "f32";
@@ -298,9 +366,6 @@ RandomCheckpointResult write_random_checkpoint(const std::string& out, const Ran
   const EncodingChoice small_choice = random_float_choice(f32 ? "f32" : "f16", "--quant");
   const EncodingChoice transformer_choice =
       gguf ? comfyui_gguf_choice(random_ggml_encoding(request.quant)) : random_float_choice(request.quant, "--quant");
-  if (request.format == RandomModelFormat::single_file && fs::path(out).extension() != ".safetensors")
-    throw InvalidArgumentError("--format single-file: the output must be a .safetensors file, not " + out);
-
   auto progress = [&request](const std::string& line) {
     if (request.progress) request.progress(line);
   };
@@ -322,10 +387,7 @@ RandomCheckpointResult write_random_checkpoint(const std::string& out, const Ran
 
   if (request.format == RandomModelFormat::folder) {
     StagedFolder folder(out);
-    for (const auto& [path, content] : small_files) {
-      fs::create_directories(folder.path(path).parent_path());
-      std::ofstream(folder.path(path), std::ios::binary) << content;
-    }
+    write_small_files(folder, small_files);
     const std::pair<const RandomComponent*, std::string> weights[] = {
         {&transformer, "transformer/diffusion_pytorch_model.safetensors"},
         {&vae, "vae/diffusion_pytorch_model.safetensors"},

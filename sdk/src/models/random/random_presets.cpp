@@ -64,4 +64,38 @@ RandomModelPreset small_flux_fill_preset(const std::string& name, const FluxConf
   return preset;
 }
 
+RandomModelPreset sd15_inpaint_preset() {
+  RandomModelPreset preset;
+  preset.family = "sd";
+  preset.name = "sd15-inpaint";
+  preset.file_stem = "sd15-inpainting";
+  preset.unet_config = {{"_class_name", "UNet2DConditionModel"},
+                        {"in_channels", 9},
+                        {"out_channels", 4},
+                        {"down_block_types", {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"}},
+                        {"up_block_types", {"UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"}},
+                        {"block_out_channels", {320, 640, 1280, 1280}},
+                        {"layers_per_block", 2},
+                        {"attention_head_dim", 8},
+                        {"cross_attention_dim", 768},
+                        {"norm_num_groups", 32},
+                        {"sample_size", 64}};
+  preset.spec.vae_config = {{"_class_name", "AutoencoderKL"},
+                            {"in_channels", 3},
+                            {"out_channels", 3},
+                            {"block_out_channels", {128, 256, 512, 512}},
+                            {"down_block_types", std::vector<std::string>(4, "DownEncoderBlock2D")},
+                            {"up_block_types", std::vector<std::string>(4, "UpDecoderBlock2D")},
+                            {"layers_per_block", 2},
+                            {"latent_channels", 4},
+                            {"norm_num_groups", 32},
+                            {"scaling_factor", 0.18215},
+                            {"sample_size", 512}};
+  preset.spec.scheduler_config = {{"_class_name", "PNDMScheduler"}, {"beta_start", 0.00085}, {"beta_end", 0.012},
+                                  {"beta_schedule", "scaled_linear"}, {"num_train_timesteps", 1000},
+                                  {"skip_prk_steps", true}, {"set_alpha_to_one", false}, {"steps_offset", 1}};
+  preset.clip_config = preset_clip_json(49408, 768, 3072, 12, 12);
+  return preset;
+}
+
 }  // namespace flashps

@@ -9,6 +9,8 @@
 
 #include "models/flux/flux_transformer.h"
 #include "models/t5/t5_encoder_model.h"
+#include "models/unet/unet_config.h"
+#include "models/unet/unet_model.h"
 #include "models/vae/autoencoder_kl.h"
 
 namespace flashps {
@@ -96,6 +98,13 @@ TensorShapes t5_encoder_shapes(const T5Config& config) {
   TensorShapes shapes = random_shapes_of(*model);
   repeat_first_block(shapes, "encoder.block.", config.num_layers, "relative_attention_bias");
   return shapes;
+}
+
+TensorShapes unet_shapes(const nlohmann::json& config, const std::string& source) {
+  // Allocated whole (SD 1.5's 860M parameters: 3.4 GB for a moment); its levels differ, so there
+  // is no block to repeat.
+  UNet2DConditionModel model(parse_unet_config(config, source));
+  return random_shapes_of(*model);
 }
 
 TensorShapes autoencoder_kl_shapes(const nlohmann::json& config, const std::string& source) {

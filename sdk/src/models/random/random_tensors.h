@@ -25,6 +25,7 @@ at::Tensor random_weight(const std::string& key, const std::vector<int64_t>& sha
 TensorShapes flux_transformer_shapes(const FluxConfig& config);
 TensorShapes clip_text_shapes(const ClipTextConfig& config);
 TensorShapes t5_encoder_shapes(const T5Config& config);
+TensorShapes unet_shapes(const nlohmann::json& config, const std::string& source);
 TensorShapes autoencoder_kl_shapes(const nlohmann::json& config, const std::string& source);
 
 // Parameters of all shapes together.
