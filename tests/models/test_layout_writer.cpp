@@ -143,3 +143,28 @@ TEST_CASE("SD UNets written in the LDM layout are the single-file fixtures' UNet
     CHECK(unet_keys == written.size());
   }
 }
+
+TEST_CASE("CLIP written in OpenCLIP's layout is the SDXL single file's second text encoder, bit for bit", "[layout_writer][fixtures]") {
+  FLASHPS_REQUIRE_FIXTURE(clip_dir, "clip_text_tiny_gelu");
+  FLASHPS_REQUIRE_FIXTURE(single_dir, "single_file_sdxl_tiny");
+  auto model = read_all(*open_safetensors((clip_dir / "model.safetensors").string()));
+  const auto single = read_all(*open_safetensors((single_dir / "sdxl_tiny.safetensors").string()));
+  const std::string prefix = "conditioner.embedders.1.model.";
+  // The fixture's random projection exists only in the single file, stored [hidden, projection].
+  model["text_projection.weight"] = single.at(prefix + "text_projection").t().contiguous();
+  model.erase("text_model.embeddings.position_ids");
+  TensorShapes shapes;
+  for (const auto& [key, tensor] : model) shapes[key] = tensor.sizes().vec();
+  const auto written = stored_tensors_from_layout(open_clip_layout_for_writing(shapes), model, "OpenCLIP");
+  size_t keys = 0;
+  for (const auto& [key, tensor] : single) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    ++keys;
+    const std::string stored = key.substr(prefix.size());
+    INFO(stored);
+    REQUIRE(written.count(stored));
+    CHECK(written.at(stored).sizes() == tensor.sizes());
+    CHECK(at::equal(written.at(stored), tensor));
+  }
+  CHECK(keys == written.size());
+}

@@ -27,8 +27,8 @@ RandomModelPreset named_preset(const std::string& name) {
   if (name == "flux-fill-dev") return flux_fill_dev_preset();
   if (name == "flux-fill-bench") return small_flux_fill_preset(name, bench::reference_bench_config());
   if (name == "sd15-inpaint") return sd15_inpaint_preset();
-  throw InvalidArgumentError("--preset: '" + name + "' is not written (known: flux-fill-dev, flux-fill-bench, "
-                             "sd15-inpaint; sdxl needs the OpenCLIP layout, not written yet)");
+  if (name == "sdxl") return sdxl_preset();
+  throw InvalidArgumentError("--preset: unknown preset '" + name + "' (flux-fill-dev, flux-fill-bench, sd15-inpaint, sdxl)");
 }
 
 int write_preset_model(const std::string& out, const std::string& preset, const std::string& format,
@@ -73,8 +73,8 @@ void add_dev_commands(CLI::App& app, CommandAction& action) {
   random_model->add_option("dir", random_dir, "Folder (or, with --format single-file, .safetensors file) to create; must not exist")->required();
   random_model->add_option("--preset", preset,
                            "flux-fill-dev (FLUX.1-Fill-dev's sizes: 12B transformer, T5-XXL, CLIP-L, Flux VAE) or "
-                           "flux-fill-bench (`bench edit`'s Flux config) or sd15-inpaint (SD 1.5 inpainting's sizes; "
-                           "folder or single-file); without it the small Fill folder");
+                           "flux-fill-bench (`bench edit`'s Flux config) sd15-inpaint (SD 1.5 inpainting's sizes) or sdxl "
+                           "(SDXL base 1.0's; SD presets: folder or single-file); without it the small Fill folder");
   random_model->add_option("--format", format, "With --preset: folder, single-file or gguf")->capture_default_str();
   random_model->add_option("--quant", quant,
                            "With --preset: the transformer's weights: f32 f16 bf16 fp8; gguf also q8_0 q4_0 q4_1 q5_0 "

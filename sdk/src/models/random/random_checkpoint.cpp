@@ -256,7 +256,11 @@ void write_sd_checkpoint(const std::string& out, const RandomCheckpointRequest& 
   RandomComponent vae{"vae", request.seed + 1, autoencoder_kl_shapes(preset.spec.vae_config, preset.name + " vae config")};
   RandomComponent clip{"text_encoder", request.seed + 10,
                        clip_text_shapes(parse_clip_text_config(preset.clip_config, preset.name + " text_encoder config"))};
-  for (const RandomComponent* component : {&unet, &vae, &clip}) result.parameters += parameter_count(component->shapes);
+  const bool xl = !preset.clip2_config.is_null();
+  RandomComponent clip2{"text_encoder_2", request.seed + 12,
+                        xl ? clip_text_shapes(parse_clip_text_config(preset.clip2_config, preset.name + " text_encoder_2 config"))
+                           : TensorShapes{}};
+  for (const RandomComponent* component : {&unet, &vae, &clip, &clip2}) result.parameters += parameter_count(component->shapes);
   PlannedFileWriter writer(request, result);
   if (request.format == RandomModelFormat::folder) {
     StagedFolder folder(out);
@@ -264,8 +268,10 @@ void write_sd_checkpoint(const std::string& out, const RandomCheckpointRequest& 
     const std::tuple<const RandomComponent*, std::string, const EncodingChoice*> weights[] = {
         {&unet, "unet/diffusion_pytorch_model.safetensors", &unet_choice},
         {&vae, "vae/diffusion_pytorch_model.safetensors", &small_choice},
-        {&clip, "text_encoder/model.safetensors", &small_choice}};
+        {&clip, "text_encoder/model.safetensors", &small_choice},
+        {&clip2, "text_encoder_2/model.safetensors", &small_choice}};
     for (const auto& [component, file, choice] : weights) {
+      if (component->shapes.empty()) continue;  // no second text encoder (SD 1.x)
       std::vector<PlannedRandomTensor> plan;
       plan_component(plan, *component, identity_key_layout(component->shapes), component->name, "", *choice);
       writer.write(folder.path(file).string(), Format::safetensors, plan, {{"format", "pt"}}, {});
@@ -278,7 +284,13 @@ void write_sd_checkpoint(const std::string& out, const RandomCheckpointRequest& 
   plan_component(plan, vae,
                  autoencoder_ldm_layout_for_writing(vae.shapes, int64_t(preset.spec.vae_config.at("block_out_channels").size())),
                  "LDM autoencoder", "first_stage_model.", small_choice);
-  plan_component(plan, clip, identity_key_layout(clip.shapes), "CLIP", "cond_stage_model.transformer.", small_choice);
+  if (xl) {
+    plan_component(plan, clip, identity_key_layout(clip.shapes), "CLIP", "conditioner.embedders.0.transformer.", small_choice);
+    plan_component(plan, clip2, open_clip_layout_for_writing(clip2.shapes), "OpenCLIP", "conditioner.embedders.1.model.",
+                   small_choice);
+  } else {
+    plan_component(plan, clip, identity_key_layout(clip.shapes), "CLIP", "cond_stage_model.transformer.", small_choice);
+  }
   writer.write(out, Format::safetensors, plan, {{"flashps.files", flashps_files_metadata(small_files)}, {"format", "pt"}}, {});
 }
 
@@ -305,9 +317,10 @@ std::map<std::string, std::string> random_model_small_files(const RandomModelPre
   files["text_encoder/config.json"] = preset.clip_config.dump(2);
   if (preset.family == "sd") {
     files["unet/config.json"] = preset.unet_config.dump(2);
-    const bool inpaint = preset.unet_config.value("in_channels", 4) == 9;
-    const nlohmann::json index = {
-        {"_class_name", inpaint ? "StableDiffusionInpaintPipeline" : "StableDiffusionPipeline"},
+    const bool inpaint = preset.unet_config.value("in_channels", 4) == 9, xl = !preset.clip2_config.is_null();
+    const std::string pipeline = std::string(xl ? "StableDiffusionXL" : "StableDiffusion") + (inpaint ? "InpaintPipeline" : "Pipeline");
+    nlohmann::json index = {
+        {"_class_name", pipeline},
         {"_flashps_note", "random weights: for tests and benchmarks, not for real edits"},
         {"_flashps_preset", preset.name},
         {"unet", {"diffusers", "UNet2DConditionModel"}},
@@ -315,6 +328,13 @@ std::map<std::string, std::string> random_model_small_files(const RandomModelPre
         {"text_encoder", {"transformers", "CLIPTextModel"}},
         {"tokenizer", {"transformers", "CLIPTokenizer"}},
         {"scheduler", {"diffusers", preset.spec.scheduler_config.value("_class_name", std::string("PNDMScheduler"))}}};
+    if (xl) {
+      index["text_encoder_2"] = {"transformers", "CLIPTextModelWithProjection"};
+      index["tokenizer_2"] = {"transformers", "CLIPTokenizer"};
+      files["text_encoder_2/config.json"] = preset.clip2_config.dump(2);
+      files["tokenizer_2/vocab.json"] = files["tokenizer/vocab.json"];
+      files["tokenizer_2/merges.txt"] = files["tokenizer/merges.txt"];
+    }
     files["model_index.json"] = index.dump(2);
     return files;
   }

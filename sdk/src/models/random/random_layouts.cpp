@@ -97,6 +97,46 @@ KeyLayout unet_ldm_layout_for_writing(const TensorShapes& model_shapes) {
   return layout;
 }
 
+KeyLayout open_clip_layout_for_writing(const TensorShapes& model_shapes) {
+  static const std::regex layer_key(R"(text_model\.encoder\.layers\.(\d+)\.(.+))");
+  static const std::pair<const char*, const char*> layer_names[] = {
+      {"self_attn.out_proj.", "attn.out_proj."}, {"layer_norm1.", "ln_1."}, {"layer_norm2.", "ln_2."},
+      {"mlp.fc1.", "mlp.c_fc."}, {"mlp.fc2.", "mlp.c_proj."}};
+  static const std::pair<const char*, const char*> top_level[] = {
+      {"text_model.embeddings.token_embedding.weight", "token_embedding.weight"},
+      {"text_model.embeddings.position_embedding.weight", "positional_embedding"},
+      {"text_model.final_layer_norm.weight", "ln_final.weight"},
+      {"text_model.final_layer_norm.bias", "ln_final.bias"}};
+  // KeyPiece::Transform::transpose comes with the layouts branch (key_layout.h); until it is
+  // merged, its value (the fifth) is named here by number. layout_writer writes it as a transpose.
+  const auto transpose = static_cast<KeyPiece::Transform>(4);
+  KeyLayout layout;
+  for (const auto& [key, shape] : model_shapes) {
+    std::smatch match;
+    KeyPiece piece{key};
+    if (key == "text_projection.weight") {
+      piece = KeyPiece{"text_projection", transpose};
+    } else if (std::regex_match(key, match, layer_key)) {
+      const std::string block = "transformer.resblocks." + std::string(match[1]) + ".", inside = match[2];
+      static const std::regex projection(R"(self_attn\.([qkv])_proj\.(weight|bias))");
+      std::smatch part;
+      if (std::regex_match(inside, part, projection)) {
+        const int64_t width = shape.at(0), index = part[1] == "q" ? 0 : part[1] == "k" ? 1 : 2;
+        piece = KeyPiece{block + "attn.in_proj_" + std::string(part[2]), KeyPiece::Transform::rows, index * width,
+                         (index + 1) * width};
+      } else {
+        for (const auto& [hf, open_clip] : layer_names)
+          if (inside.rfind(hf, 0) == 0) piece.stored_key = block + open_clip + inside.substr(std::string(hf).size());
+      }
+    } else {
+      for (const auto& [hf, open_clip] : top_level)
+        if (key == hf) piece.stored_key = open_clip;
+    }
+    layout[key] = piece;
+  }
+  return layout;
+}
+
 KeyLayout autoencoder_ldm_layout_for_writing(const TensorShapes& model_shapes, int64_t levels) {
   static const std::regex level_key(R"((encoder|decoder)\.(down|up)_blocks\.(\d+)\.(resnets\.(\d+)|downsamplers\.0|upsamplers\.0)\.(.+))");
   static const std::regex mid_key(R"((encoder|decoder)\.mid_block\.(resnets\.([01])|attentions\.0)\.(.+))");

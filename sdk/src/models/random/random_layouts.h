@@ -34,4 +34,10 @@ KeyLayout autoencoder_ldm_layout_for_writing(const TensorShapes& model_shapes, i
 // out_layers / skip_connection. Layers per level are counted from the keys.
 KeyLayout unet_ldm_layout_for_writing(const TensorShapes& model_shapes);
 
+// OpenCLIP's layout of a CLIPTextModelWithProjection with `model_shapes` (transformers keys), as
+// SDXL single files store the second text encoder under "conditioner.embedders.1.model.":
+// transformer.resblocks.N (attn.in_proj = q, k, v on rows; ln_1, ln_2, mlp.c_fc, mlp.c_proj),
+// token_embedding, positional_embedding, ln_final, text_projection stored transposed.
+KeyLayout open_clip_layout_for_writing(const TensorShapes& model_shapes);
+
 }  // namespace flashps

@@ -98,4 +98,38 @@ RandomModelPreset sd15_inpaint_preset() {
   return preset;
 }
 
+RandomModelPreset sdxl_preset() {
+  RandomModelPreset preset = sd15_inpaint_preset();
+  preset.name = "sdxl";
+  preset.file_stem = "sd_xl_base_1.0";
+  preset.unet_config = {{"_class_name", "UNet2DConditionModel"},
+                        {"in_channels", 4},
+                        {"out_channels", 4},
+                        {"down_block_types", {"DownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D"}},
+                        {"up_block_types", {"CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "UpBlock2D"}},
+                        {"block_out_channels", {320, 640, 1280}},
+                        {"layers_per_block", 2},
+                        {"transformer_layers_per_block", {1, 2, 10}},
+                        {"attention_head_dim", {5, 10, 20}},
+                        {"cross_attention_dim", 2048},
+                        {"use_linear_projection", true},
+                        {"addition_embed_type", "text_time"},
+                        {"addition_time_embed_dim", 256},
+                        {"projection_class_embeddings_input_dim", 2816},
+                        {"norm_num_groups", 32},
+                        {"sample_size", 128}};
+  preset.spec.vae_config["scaling_factor"] = 0.13025;
+  preset.spec.vae_config["sample_size"] = 1024;
+  preset.spec.scheduler_config = {{"_class_name", "EulerDiscreteScheduler"}, {"beta_start", 0.00085},
+                                  {"beta_end", 0.012}, {"beta_schedule", "scaled_linear"},
+                                  {"num_train_timesteps", 1000}, {"timestep_spacing", "leading"},
+                                  {"steps_offset", 1}, {"interpolation_type", "linear"}};
+  preset.clip2_config = preset_clip_json(49408, 1280, 5120, 32, 20);
+  preset.clip2_config["_class_name"] = "CLIPTextModelWithProjection";
+  preset.clip2_config["architectures"] = {"CLIPTextModelWithProjection"};
+  preset.clip2_config["hidden_act"] = "gelu";
+  preset.clip2_config["projection_dim"] = 1280;
+  return preset;
+}
+
 }  // namespace flashps

@@ -17,6 +17,7 @@ struct RandomModelPreset {
   nlohmann::json clip_config;  // text_encoder/config.json (CLIPTextModel)
   nlohmann::json t5_config;    // text_encoder_2/config.json (T5EncoderModel)
   nlohmann::json unet_config;  // sd: unet/config.json (UNet2DConditionModel)
+  nlohmann::json clip2_config;  // sdxl: text_encoder_2/config.json (CLIPTextModelWithProjection), else null
 };
 
 // FLUX.1-Fill-dev's real sizes: transformer 12B (19 + 38 blocks, 3072 wide, guidance embedding),
@@ -28,5 +29,8 @@ RandomModelPreset small_flux_fill_preset(const std::string& name, const FluxConf
 // runwayml/stable-diffusion-inpainting's real sizes: UNet 860M (9 input channels), the SD VAE,
 // CLIP-L; a PNDM scheduler.
 RandomModelPreset sd15_inpaint_preset();
+// stabilityai/stable-diffusion-xl-base-1.0's real sizes: UNet 2.6B, the SDXL VAE, CLIP-L and
+// OpenCLIP bigG with projection; an Euler scheduler.
+RandomModelPreset sdxl_preset();
 
 }  // namespace flashps
