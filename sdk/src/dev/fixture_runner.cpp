@@ -52,7 +52,6 @@ namespace {
 // Fixture kinds for what FlashPS does not load yet, and the capability each waits for.
 const std::map<std::string, std::string>& kinds_not_built() {
   static const std::map<std::string, std::string> kinds = {
-      {"single_file", "single-file Stable Diffusion checkpoints (original LDM/SGM keys) are not loaded yet"},
       {"gguf", "GGUF checkpoints of models other than Flux are not loaded yet"},
       {"lora", "LoRA adapters are not applied yet"},
       {"controlnet", "ControlNet is not supported yet"},
@@ -60,8 +59,8 @@ const std::map<std::string, std::string>& kinds_not_built() {
   return kinds;
 }
 
-// True when every component a checkpoint fixture names is a Flux transformer (the layouts FlashPS
-// loads from single files and GGUF so far).
+// True when every component a checkpoint fixture names is a Flux transformer (the only models
+// FlashPS loads from GGUF files so far).
 bool only_flux_components(const nlohmann::json& index) {
   const auto components = index.find("components");
   if (components == index.end() || !components->is_object() || components->empty()) return false;
@@ -80,9 +79,8 @@ FixtureReport run_fixture(const std::string& dir) {
   if (fs::exists(cases)) {
     const nlohmann::json index = read_json_file(cases.string());
     const std::string kind = index.is_object() ? index.value("kind", std::string()) : std::string();
-    if ((kind == "single_file" || kind == "gguf") && only_flux_components(index)) {
-      return run_flux_checkpoint_fixture(load_fixture_set(dir));
-    }
+    if (kind == "single_file" || (kind == "gguf" && only_flux_components(index)))
+      return run_checkpoint_fixture(load_fixture_set(dir));
     if (const auto found = kinds_not_built().find(kind); found != kinds_not_built().end()) {
       FixtureReport report;
       report.dir = dir;

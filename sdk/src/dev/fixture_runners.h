@@ -5,12 +5,18 @@
 #include <string>
 
 #include "dev/fixture_set.h"
+#include "models/clip/clip_text_model.h"
+#include "models/flux/flux_transformer.h"
+#include "models/t5/t5_encoder_model.h"
+#include "models/unet/unet_model.h"
+#include "models/vae/autoencoder_kl.h"
 
 namespace flashps::dev {
 
 FixtureReport run_flux_transformer_fixture(const FixtureSet& set);  // models/flux
-// Single-file and GGUF fixtures of Flux transformers: each case loads its `weights` file.
-FixtureReport run_flux_checkpoint_fixture(const FixtureSet& set);
+// Single-file and GGUF fixtures (run_checkpoint_fixture.cpp): each case loads its component from
+// its `weights` file or the fixture's checkpoint, under the component's key prefix.
+FixtureReport run_checkpoint_fixture(const FixtureSet& set);
 FixtureReport run_autoencoder_kl_fixture(const FixtureSet& set);    // models/vae
 FixtureReport run_schedulers_fixture(const std::string& dir);       // schedulers/
 FixtureReport run_unet_fixture(const FixtureSet& set);              // models/unet
@@ -18,6 +24,19 @@ FixtureReport run_clip_text_fixture(const FixtureSet& set);         // models/cl
 FixtureReport run_t5_encoder_fixture(const FixtureSet& set);        // models/t5
 FixtureReport run_clip_tokenizer_fixture(const FixtureSet& set);    // models/clip
 FixtureReport run_t5_tokenizer_fixture(const std::string& dir);     // models/t5 (own cases.json format)
+
+// One case's actual outputs (output name -> tensor) from a loaded model, by component. Each throws
+// Error for a call the model does not take.
+std::map<std::string, at::Tensor> flux_case_outputs(const FluxTransformer& model, const FixtureSet& set,
+                                                    const FixtureCase& fixture_case);
+std::map<std::string, at::Tensor> unet_case_outputs(const UNet2DConditionModel& model, const FixtureSet& set,
+                                                    const FixtureCase& fixture_case);
+std::map<std::string, at::Tensor> autoencoder_kl_case_outputs(const AutoencoderKL& model, const FixtureSet& set,
+                                                              const FixtureCase& fixture_case);
+std::map<std::string, at::Tensor> clip_text_case_outputs(const ClipTextModel& model, const FixtureSet& set,
+                                                         const FixtureCase& fixture_case);
+std::map<std::string, at::Tensor> t5_encoder_case_outputs(const T5EncoderModel& model, const FixtureSet& set,
+                                                          const FixtureCase& fixture_case);
 
 // Compares a case's actual outputs (output name -> tensor) against its expected tensors.
 CaseResult compare_case_outputs(const FixtureSet& set, const FixtureCase& fixture_case,

@@ -22,6 +22,7 @@ FixtureSet load_fixture_set(const std::string& dir) {
     set.components = cases.value("components", nlohmann::json::object());
     set.component = set.components.empty() ? cases.at("component").get<std::string>() : std::string();
     set.weights = cases.value("weights", "");
+    set.checkpoint = cases.value("checkpoint", "");
     for (const auto& entry : cases.at("cases")) {
       FixtureCase fixture_case;
       fixture_case.name = entry.at("name").get<std::string>();

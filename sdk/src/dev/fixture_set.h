@@ -25,6 +25,7 @@ struct FixtureSet {
   std::string dir;
   std::string component;  // "_class_name" of the model, e.g. "FluxTransformer2DModel"
   std::string weights;    // weights file name inside dir
+  std::string checkpoint;  // checkpoint fixtures: the file every case without its own `weights` loads
   nlohmann::json config;  // config.json
   nlohmann::json components;  // checkpoint fixtures: name -> {"_class_name", "config", ...}
   std::vector<FixtureCase> cases;

@@ -10,6 +10,21 @@
 
 namespace flashps::dev {
 
+std::map<std::string, at::Tensor> autoencoder_kl_case_outputs(const AutoencoderKL& model, const FixtureSet& set,
+                                                              const FixtureCase& fixture_case) {
+  std::map<std::string, at::Tensor> actual;
+  if (fixture_case.call == "encode") {
+    at::Tensor moments = model.encode_moments(set.input_tensor(fixture_case, "sample"));
+    actual["moments"] = moments;
+    actual["latent_dist_mean"] = moments.narrow(1, 0, model.config().latent_channels);
+  } else if (fixture_case.call == "decode") {
+    actual["sample"] = model.decode(set.input_tensor(fixture_case, "z"));
+  } else {
+    throw Error("unknown call '" + fixture_case.call + "' for AutoencoderKL");
+  }
+  return actual;
+}
+
 FixtureReport run_autoencoder_kl_fixture(const FixtureSet& set) {
   FixtureReport report;
   report.dir = set.dir;
@@ -21,17 +36,7 @@ FixtureReport run_autoencoder_kl_fixture(const FixtureSet& set) {
 
   for (const FixtureCase& fixture_case : set.cases) {
     try {
-      std::map<std::string, at::Tensor> actual;
-      if (fixture_case.call == "encode") {
-        at::Tensor moments = model->encode_moments(set.input_tensor(fixture_case, "sample"));
-        actual["moments"] = moments;
-        actual["latent_dist_mean"] = moments.narrow(1, 0, model->config().latent_channels);
-      } else if (fixture_case.call == "decode") {
-        actual["sample"] = model->decode(set.input_tensor(fixture_case, "z"));
-      } else {
-        throw Error("unknown call '" + fixture_case.call + "' for AutoencoderKL");
-      }
-      report.cases.push_back(compare_case_outputs(set, fixture_case, actual));
+      report.cases.push_back(compare_case_outputs(set, fixture_case, autoencoder_kl_case_outputs(*model, set, fixture_case)));
     } catch (const std::exception& error) {
       report.cases.push_back(failed_case(fixture_case.name, error));
     }
