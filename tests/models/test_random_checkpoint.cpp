@@ -15,7 +15,13 @@
 #include "core/files/safetensors.h"
 #include "models/flux/flux_transformer.h"
 #include "models/loading/checkpoint_tensors.h"
+#include "models/loading/checkpoint_prefix.h"
 #include "models/loading/layout_writer.h"
+#include "models/clip/clip_text_model.h"
+#include "models/t5/t5_encoder_model.h"
+#include "models/unet/unet_config.h"
+#include "models/unet/unet_model.h"
+#include "models/vae/autoencoder_kl.h"
 #include "models/random/random_checkpoint.h"
 #include "models/random/random_layouts.h"
 #include "models/random/random_tensors.h"
@@ -258,4 +264,78 @@ TEST_CASE("random SD single files have the keys and shapes of diffusers' convers
   CHECK(fs::exists(temp.file("sd/tokenizer/vocab.json")));
   request.format = RandomModelFormat::gguf;
   CHECK_THROWS_WITH(write_random_checkpoint(temp.file("sd-gguf"), request), Catch::Contains("Flux presets only"));
+}
+
+namespace {
+
+// Every model key of a component read back through the loader's layout table equals the generated value.
+void require_generated(const CheckpointTensors& read, const TensorShapes& shapes, uint64_t seed) {
+  REQUIRE(read.entries().size() == shapes.size());
+  for (const auto& [key, shape] : shapes) {
+    INFO(read.source() << ": " << key);
+    REQUIRE(read.entries().count(key));
+    CHECK(at::equal(read.read(key), random_weight(key, shape, seed)));
+  }
+}
+
+std::shared_ptr<const CheckpointTensors> open_file(const std::string& path) {
+  return safetensors_tensors({SafetensorsFile::open(path)});
+}
+
+}  // namespace
+
+TEST_CASE("random single files and component files load through the loaders' layout tables as generated",
+          "[random_checkpoint][fixtures]") {
+  test::TempDir temp;
+  // Flux all-in-one and split files (float32: the values must come back exactly).
+  const RandomCheckpointRequest flux = tiny_request(RandomModelFormat::single_file, "f32");
+  write_random_checkpoint(temp.file("flux.safetensors"), flux);
+  const auto file = open_file(temp.file("flux.safetensors"));
+  const RandomFluxModelSpec& spec = flux.preset.spec;
+  const AutoencoderKLConfig vae_config = parse_autoencoder_kl_config(spec.vae_config, "vae");
+  const ClipTextConfig clip_config = parse_clip_text_config(flux.preset.clip_config, "clip");
+  const T5Config t5_config = T5Config::from_json(flux.preset.t5_config, "t5");
+  require_generated(*flux_transformer_tensors(tensors_under_prefix(file, "model.diffusion_model.")),
+                    flux_transformer_shapes(spec.transformer), flux.seed);
+  require_generated(*autoencoder_tensors(tensors_under_prefix(file, "vae."), vae_config),
+                    autoencoder_kl_shapes(spec.vae_config, "vae"), flux.seed + 1);
+  require_generated(*clip_text_tensors(tensors_under_prefix(file, "text_encoders.clip_l.transformer."), clip_config),
+                    clip_text_shapes(clip_config), flux.seed + 10);
+  require_generated(*t5_encoder_tensors(tensors_under_prefix(file, "text_encoders.t5xxl.transformer.")),
+                    t5_encoder_shapes(t5_config), flux.seed + 11);
+
+  RandomCheckpointRequest split = tiny_request(RandomModelFormat::gguf, "q8_0");
+  split.quant = "f32";
+  write_random_checkpoint(temp.file("split"), split);
+  require_generated(*autoencoder_tensors(tensors_under_prefix(open_file(temp.file("split/ae.safetensors")), ""), vae_config),
+                    autoencoder_kl_shapes(spec.vae_config, "vae"), split.seed + 1);
+  require_generated(*clip_text_tensors(tensors_under_prefix(open_file(temp.file("split/clip_l.safetensors")), ""), clip_config),
+                    clip_text_shapes(clip_config), split.seed + 10);
+  require_generated(*t5_encoder_tensors(tensors_under_prefix(open_file(temp.file("split/t5xxl_fp32.safetensors")), "")),
+                    t5_encoder_shapes(t5_config), split.seed + 11);
+
+  // SDXL all-in-one at the fixture's configs: LDM UNet and VAE, HF CLIP, OpenCLIP.
+  FLASHPS_REQUIRE_FIXTURE(sdxl_dir, "single_file_sdxl_tiny");
+  RandomCheckpointRequest sdxl;
+  sdxl.preset = sdxl_preset();
+  sdxl.preset.unet_config = read_json_file((sdxl_dir / "unet/config.json").string());
+  sdxl.preset.spec.vae_config = read_json_file((sdxl_dir / "vae/config.json").string());
+  sdxl.preset.clip_config = read_json_file((sdxl_dir / "text_encoder/config.json").string());
+  sdxl.preset.clip2_config = read_json_file((sdxl_dir / "text_encoder_2/config.json").string());
+  sdxl.format = RandomModelFormat::single_file;
+  sdxl.seed = 9;
+  write_random_checkpoint(temp.file("sdxl.safetensors"), sdxl);
+  const auto sdxl_file = open_file(temp.file("sdxl.safetensors"));
+  const UNetConfig unet_config = parse_unet_config(sdxl.preset.unet_config, "unet");
+  const ClipTextConfig clip2_config = parse_clip_text_config(sdxl.preset.clip2_config, "clip2");
+  require_generated(*unet_tensors(tensors_under_prefix(sdxl_file, "model.diffusion_model."), unet_config),
+                    unet_shapes(sdxl.preset.unet_config, "unet"), sdxl.seed);
+  require_generated(*autoencoder_tensors(tensors_under_prefix(sdxl_file, "first_stage_model."),
+                                         parse_autoencoder_kl_config(sdxl.preset.spec.vae_config, "vae")),
+                    autoencoder_kl_shapes(sdxl.preset.spec.vae_config, "vae"), sdxl.seed + 1);
+  const ClipTextConfig sdxl_clip = parse_clip_text_config(sdxl.preset.clip_config, "clip");
+  require_generated(*clip_text_tensors(tensors_under_prefix(sdxl_file, "conditioner.embedders.0.transformer."), sdxl_clip),
+                    clip_text_shapes(sdxl_clip), sdxl.seed + 10);
+  require_generated(*clip_text_tensors(tensors_under_prefix(sdxl_file, "conditioner.embedders.1.model."), clip2_config),
+                    clip_text_shapes(clip2_config), sdxl.seed + 12);
 }

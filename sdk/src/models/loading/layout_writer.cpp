@@ -18,9 +18,7 @@ std::string layout_shape_text(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
-// The stored shape of a single (non-row) piece from its model tensor's shape. The transforms are
-// as_stored, swap_halves, squeeze_1x1 and, beyond those, transpose (the only other one a layout
-// table uses): a matrix the model holds transposed.
+// The stored shape of a single (non-row) piece from its model tensor's shape.
 std::vector<int64_t> whole_stored_shape(Transform transform, std::vector<int64_t> shape, const std::string& where) {
   switch (transform) {
     case Transform::as_stored: return shape;
@@ -32,7 +30,7 @@ std::vector<int64_t> whole_stored_shape(Transform transform, std::vector<int64_t
       shape.insert(shape.end(), {1, 1});
       return shape;
     case Transform::rows: break;
-    default:
+    case Transform::transpose:
       if (shape.size() != 2) throw CorruptDataError(where + ": a transposed matrix must be 2-D, not " + layout_shape_text(shape));
       return {shape[1], shape[0]};
   }
@@ -133,8 +131,10 @@ at::Tensor stored_tensor_from_model(const StoredTensorRecipe& recipe,
       return at::cat({model.narrow(0, half, half), model.narrow(0, 0, half)}, 0);
     }
     case Transform::squeeze_1x1: return model.reshape(recipe.stored_shape).contiguous();
-    default: return model.t().contiguous();  // transpose (see whole_stored_shape)
+    case Transform::transpose: return model.t().contiguous();
+    case Transform::rows: break;
   }
+  return model;
 }
 
 std::map<std::string, at::Tensor> stored_tensors_from_layout(const KeyLayout& layout,

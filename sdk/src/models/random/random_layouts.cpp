@@ -107,15 +107,12 @@ KeyLayout open_clip_layout_for_writing(const TensorShapes& model_shapes) {
       {"text_model.embeddings.position_embedding.weight", "positional_embedding"},
       {"text_model.final_layer_norm.weight", "ln_final.weight"},
       {"text_model.final_layer_norm.bias", "ln_final.bias"}};
-  // KeyPiece::Transform::transpose comes with the layouts branch (key_layout.h); until it is
-  // merged, its value (the fifth) is named here by number. layout_writer writes it as a transpose.
-  const auto transpose = static_cast<KeyPiece::Transform>(4);
   KeyLayout layout;
   for (const auto& [key, shape] : model_shapes) {
     std::smatch match;
     KeyPiece piece{key};
     if (key == "text_projection.weight") {
-      piece = KeyPiece{"text_projection", transpose};
+      piece = KeyPiece{"text_projection", KeyPiece::Transform::transpose};
     } else if (std::regex_match(key, match, layer_key)) {
       const std::string block = "transformer.resblocks." + std::string(match[1]) + ".", inside = match[2];
       static const std::regex projection(R"(self_attn\.([qkv])_proj\.(weight|bias))");
