@@ -1,7 +1,9 @@
 // Decoding the small floating-point formats model files store weights in: IEEE half (F16),
 // bfloat16 (BF16) and the two float8 formats (F8_E4M3 "e4m3fn", F8_E5M2). Each value decodes
 // exactly to a float32, so a decoder either matches a reference bit for bit or is wrong.
+// The encoders at the end round to nearest, ties to even, as PyTorch's and numpy's conversions do.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -52,5 +54,72 @@ inline float float8_e4m3fn_to_float(uint8_t value) {
 
 // float8_e5m2: the upper byte of an IEEE half.
 inline float float8_e5m2_to_float(uint8_t value) { return half_to_float(uint16_t(value) << 8); }
+
+inline uint32_t bits_of_float(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+namespace small_float_detail {
+
+// Rounds the magnitude bits `magnitude` of a normal float32 to `mantissa_bits` mantissa bits (ties
+// to even) and rebiases its exponent by `bias_difference` (127 - the format's bias): the result's
+// low bits are the format's exponent and mantissa; a carry out of the mantissa raises the exponent.
+inline uint32_t round_normal(uint32_t magnitude, int mantissa_bits, uint32_t bias_difference) {
+  const int dropped = 23 - mantissa_bits;
+  const uint32_t odd = (magnitude >> dropped) & 1u;
+  magnitude += ((1u << (dropped - 1)) - 1u) + odd;
+  return (magnitude - (bias_difference << 23)) >> dropped;
+}
+
+// A magnitude below the format's smallest normal: a multiple of its subnormal step 2^-`step_log2`,
+// rounded to nearest even (scaling by a power of two is exact; nearbyint rounds ties to even).
+inline uint32_t round_subnormal(uint32_t magnitude, int step_log2) {
+  return static_cast<uint32_t>(std::nearbyint(std::ldexp(float_from_bits(magnitude), step_log2)));
+}
+
+}  // namespace small_float_detail
+
+// float32 -> IEEE half: overflow (>= 65520) to infinity, NaN stays a (quiet) NaN.
+inline uint16_t float_to_half(float value) {
+  const uint32_t bits = bits_of_float(value);
+  const uint16_t sign = uint16_t((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) return uint16_t(sign | 0x7E00u | ((magnitude >> 13) & 0x1FFu));
+  if (magnitude >= 0x477FF000u) return uint16_t(sign | 0x7C00u);  // rounds past 65504
+  if (magnitude < 0x38800000u) return uint16_t(sign | small_float_detail::round_subnormal(magnitude, 24));
+  return uint16_t(sign | small_float_detail::round_normal(magnitude, 10, 127 - 15));
+}
+
+// float32 -> bfloat16 bits: the upper half rounded to nearest even; NaN stays a quiet NaN.
+inline uint16_t float_to_bf16_bits(float value) {
+  const uint32_t bits = bits_of_float(value);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return uint16_t((bits >> 16) | 0x0040u);
+  return uint16_t((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
+// float32 -> float8_e4m3fn as PyTorch's `.to(torch.float8_e4m3fn)`: no saturation; magnitudes that
+// round above 448 (> 464, and infinities) become NaN (0x7F with the sign), as does NaN.
+inline uint8_t float_to_float8_e4m3fn(float value) {
+  const uint32_t bits = bits_of_float(value);
+  const uint8_t sign = uint8_t((bits >> 24) & 0x80u);
+  const uint32_t magnitude = bits & 0x7FFFFFFFu;
+  if (magnitude >= 0x43F00000u) return uint8_t(sign | 0x7Fu);  // >= 480, inf, NaN
+  if (magnitude < 0x3C800000u) return uint8_t(sign | small_float_detail::round_subnormal(magnitude, 9));
+  return uint8_t(sign | small_float_detail::round_normal(magnitude, 3, 127 - 7));
+}
+
+// float32 -> float8_e5m2 as PyTorch's `.to(torch.float8_e5m2)`: magnitudes that round above
+// 57344 become infinity, NaN stays NaN (0x7F with the sign).
+inline uint8_t float_to_float8_e5m2(float value) {
+  const uint32_t bits = bits_of_float(value);
+  const uint8_t sign = uint8_t((bits >> 24) & 0x80u);
+  const uint32_t magnitude = bits & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) return uint8_t(sign | 0x7Fu);
+  if (magnitude >= 0x47800000u) return uint8_t(sign | 0x7Cu);  // >= 65536, inf
+  if (magnitude < 0x38800000u) return uint8_t(sign | small_float_detail::round_subnormal(magnitude, 16));
+  return uint8_t(sign | small_float_detail::round_normal(magnitude, 2, 127 - 15));
+}
 
 }  // namespace flashps
