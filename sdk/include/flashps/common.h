@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* The C API's version: raised when functions or struct fields are added (never removed). */
-#define FLASHPS_API_VERSION 7
+#define FLASHPS_API_VERSION 8
 /* The ABI's version: raised only by a change that breaks programs built against an older one. */
 #define FLASHPS_ABI_VERSION 1
 

@@ -1,5 +1,6 @@
 #include "pipeline/stable_diffusion/sd_family.h"
 
+#include "core/diagnostics/error.h"
 #include "pipeline/stable_diffusion/sd_inpaint_pipeline.h"
 
 namespace flashps {
@@ -45,6 +46,10 @@ const FamilyEntry& stable_diffusion_family() {
       "Stable Diffusion 1.x, 2.x and XL (StableDiffusion*Pipeline folders with a UNet2DConditionModel)",
       [](const ModelSource& source) { return source.pipeline_class.rfind("StableDiffusion", 0) == 0; },
       [](const ModelSource& source, const ModelLoadOptions& options) -> std::shared_ptr<InpaintModel> {
+        if (source.is_file())
+          throw UnsupportedError(source.path + ": recognised as " + source.recognised.type->description +
+                                 ", but loading Stable Diffusion single files needs the LDM key layouts, which "
+                                 "this build does not have yet; load its diffusers folder");
         return std::make_shared<StableDiffusionModel>(
             SDInpaintPipeline::load(source.path, options.dtype, nullptr, options.device));
       }};
