@@ -28,6 +28,23 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const ModelSource
   const RecognisedFile& recognised = source.recognised;
   if (!recognised.components.denoiser)
     throw NotFoundError(source.path + ": no Flux transformer in this file");
+  // What the file lacks is named before anything loads (a 12B transformer takes minutes).
+  if (!has_component(source, "vae"))
+    throw NotFoundError(source.path + ": no VAE in this file: pass --vae FILE (e.g. ae.safetensors for Flux)");
+  const nlohmann::json& index = source.index;
+  const std::string index_source = source.config_source("model_index.json");
+  const bool names_text = (index.contains("text_encoder") && !index["text_encoder"].is_null()) ||
+                          (index.contains("text_encoder_2") && !index["text_encoder_2"].is_null());
+  if (names_text) {
+    const bool clip = has_component(source, "text_encoder"), t5 = has_component(source, "text_encoder_2");
+    if (!clip || !t5)
+      throw NotFoundError(source.path + ": no " + (clip ? "T5" : t5 ? "CLIP-L" : "CLIP-L or T5") +
+                          " text encoder in this file: pass " +
+                          (clip ? "" : "--text-encoder FILE (e.g. clip_l.safetensors)") + (clip || t5 ? "" : " and ") +
+                          (t5 ? "" : "--text-encoder-2 FILE (e.g. t5xxl_fp16.safetensors)"));
+    throw UnsupportedError(source.path + ": loading Flux text encoders from files needs the CLIP and T5 key "
+                           "layouts, which this build does not have yet");
+  }
   FluxPipelineComponents components;
   components.model_dir = source.path;
   components.files = source.files;
@@ -44,22 +61,6 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const ModelSource
   components.scheduler = make_scheduler(required_config(source, "scheduler/scheduler_config.json"), scheduler_source);
   components.empty_prompt = carried_empty_prompt(source);
   components.default_guidance = config.in_channels > config.out_channels ? 30.0 : 3.5;
-  const nlohmann::json& index = source.index;
-  const std::string index_source = source.config_source("model_index.json");
-  const bool names_text = (index.contains("text_encoder") && !index["text_encoder"].is_null()) ||
-                          (index.contains("text_encoder_2") && !index["text_encoder_2"].is_null());
-  if (names_text) {
-    if (!has_component(source, "text_encoder") || !has_component(source, "text_encoder_2"))
-      throw NotFoundError(source.path + ": no " + (has_component(source, "text_encoder") ? "T5" : "CLIP-L") +
-                          " text encoder in this file: pass " +
-                          (has_component(source, "text_encoder") ? "--text-encoder-2 FILE (e.g. t5xxl_fp16.safetensors)"
-                                                                 : "--text-encoder FILE (e.g. clip_l.safetensors)") +
-                          (has_component(source, "text_encoder") || has_component(source, "text_encoder_2")
-                               ? ""
-                               : " and --text-encoder-2 FILE (e.g. t5xxl_fp16.safetensors)"));
-    throw UnsupportedError(source.path + ": loading Flux text encoders from files needs the CLIP and T5 key "
-                           "layouts, which this build does not have yet");
-  }
   check_flux_text_fits(components, source.path);
   apply_flux_model_index(components, index, index_source);
   components.fingerprint = single_file_fingerprint(source);
