@@ -84,3 +84,16 @@ ClipTextLayout clip_text_layout(const CheckpointTensors& stored, const ClipTextC
 }
 
 }  // namespace flashps
+
+namespace flashps {
+
+std::unique_ptr<CheckpointTensors> clip_text_tensors(std::unique_ptr<CheckpointTensors> stored,
+                                                     const ClipTextConfig& config) {
+  ClipTextLayout layout = clip_text_layout(*stored, config);
+  bool renames = !layout.dropped.empty();
+  for (const auto& [key, piece] : layout.layout) renames = renames || key != piece.stored_key || piece.transform != KeyPiece::Transform::as_stored;
+  if (!renames) return stored;  // already the model's keys
+  return tensors_in_layout(std::move(stored), std::move(layout.layout), layout.name, layout.dropped);
+}
+
+}  // namespace flashps
