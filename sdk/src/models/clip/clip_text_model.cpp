@@ -10,6 +10,7 @@
 #include "core/diagnostics/error.h"
 #include "core/files/json_file.h"
 #include "core/files/safetensors.h"
+#include "models/loading/checkpoint_tensors.h"
 #include "models/loading/config_checks.h"
 #include "models/loading/weights.h"
 
@@ -178,13 +179,19 @@ ClipTextModel load_clip_text_model(const std::string& dir, at::ScalarType dtype)
   fs::path weights = fs::path(dir) / "model.safetensors";
   if (!fs::exists(weights)) weights = fs::path(dir) / "diffusion_pytorch_model.safetensors";
   if (!fs::exists(weights)) throw Error(dir + ": CLIP text encoder folder has no model.safetensors");
-  const auto file = SafetensorsFile::open(weights.string());
-  check_config_against_weights(config, config_path.string(), WeightShapes({file.get()}));
+  return load_clip_text_model(*safetensors_tensors({SafetensorsFile::open(weights.string())}), config,
+                              config_path.string(), dtype);
+}
+
+ClipTextModel load_clip_text_model(const CheckpointTensors& weights, const ClipTextConfig& config,
+                                   const std::string& config_source, at::ScalarType dtype,
+                                   const WeightLoadOptions& base_options) {
+  check_config_against_weights(config, config_source, WeightShapes(weights));
   ClipTextModel model(config);
-  WeightLoadOptions options;
+  WeightLoadOptions options = base_options;
   options.dtype = dtype;
-  options.ignored_keys = {"text_model.embeddings.position_ids"};
-  load_weights_strict(*model, *file, options);
+  options.ignored_keys.push_back("text_model.embeddings.position_ids");
+  load_weights_strict(*model, weights, options);
   prefer_fast_linear_layout(*model);
   return model;
 }

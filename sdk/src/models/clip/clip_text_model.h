@@ -5,11 +5,14 @@
 #include <ATen/Tensor.h>
 #include <torch/nn/module.h>
 
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
 #include "models/common/layers.h"
+#include "models/loading/checkpoint_tensors.h"
+#include "models/loading/weights.h"
 
 namespace flashps {
 
@@ -54,5 +57,17 @@ TORCH_MODULE(ClipTextModel);
 // adds text_projection. Unknown keys in the file (e.g. position_ids buffers) are an error except
 // text_model.embeddings.position_ids.
 ClipTextModel load_clip_text_model(const std::string& dir, at::ScalarType dtype = at::kFloat);
+
+// Same from tensors in Hugging Face's keys (after clip_text_tensors), checking `config` (read from
+// `config_source`, named in errors) against their shapes first; the folder loader is this one.
+// `options` pass through to the strict loader; its dtype is replaced by `dtype`.
+ClipTextModel load_clip_text_model(const CheckpointTensors& weights, const ClipTextConfig& config,
+                                   const std::string& config_source, at::ScalarType dtype,
+                                   const WeightLoadOptions& options = {});
+
+// `stored` in Hugging Face's keys: OpenCLIP keys and keys under "transformer." are seen through
+// clip_text_layout (clip_layouts.h); tensors already in the model's keys are returned unchanged.
+std::unique_ptr<CheckpointTensors> clip_text_tensors(std::unique_ptr<CheckpointTensors> stored,
+                                                     const ClipTextConfig& config);
 
 }  // namespace flashps

@@ -16,13 +16,15 @@ std::string describe(const KeyPiece& piece) {
       return piece.stored_key + " rows [" + std::to_string(piece.row_begin) + ", " + std::to_string(piece.row_end) + ")";
     case KeyPiece::Transform::swap_halves: return piece.stored_key + " with its halves swapped";
     case KeyPiece::Transform::squeeze_1x1: return piece.stored_key + " (1x1 kernel as a matrix)";
+    case KeyPiece::Transform::transpose: return piece.stored_key + " transposed";
   }
   return piece.stored_key;
 }
 
 class LayoutTensors : public CheckpointTensors {
  public:
-  LayoutTensors(std::unique_ptr<CheckpointTensors> stored, KeyLayout layout, const std::string& layout_name)
+  LayoutTensors(std::unique_ptr<CheckpointTensors> stored, KeyLayout layout, const std::string& layout_name,
+                const std::set<std::string>& dropped)
       : stored_(std::move(stored)), layout_(std::move(layout)) {
     source_ = stored_->source() + " (" + layout_name + " keys)";
     std::set<std::string> used;
@@ -45,13 +47,16 @@ class LayoutTensors : public CheckpointTensors {
         if (entry.shape.size() != 4 || entry.shape[2] != 1 || entry.shape[3] != 1)
           throw CorruptDataError(entry.origin + ": not a 1x1 convolution kernel");
         entry.shape.resize(2);
+      } else if (piece.transform == KeyPiece::Transform::transpose) {
+        if (entry.shape.size() != 2) throw CorruptDataError(entry.origin + ": not a matrix");
+        std::swap(entry.shape[0], entry.shape[1]);
       }
       entries_[key] = entry;
     }
     // Stored tensors the layout does not use stay visible under their own names, so the strict
     // loader reports them as unexpected keys.
     for (const auto& [stored_key, entry] : stored_->entries()) {
-      if (!used.count(stored_key) && !layout_.count(stored_key)) {
+      if (!used.count(stored_key) && !layout_.count(stored_key) && !dropped.count(stored_key)) {
         entries_[stored_key] = entry;
         layout_[stored_key] = KeyPiece{stored_key};
       }
@@ -70,6 +75,7 @@ class LayoutTensors : public CheckpointTensors {
         return at::cat({stored.narrow(0, half, half), stored.narrow(0, 0, half)}, 0);
       }
       case KeyPiece::Transform::squeeze_1x1: return stored.reshape({stored.size(0), stored.size(1)});
+      case KeyPiece::Transform::transpose: return stored.t().contiguous();
     }
     return stored;
   }
@@ -90,8 +96,9 @@ class LayoutTensors : public CheckpointTensors {
 }  // namespace
 
 std::unique_ptr<CheckpointTensors> tensors_in_layout(std::unique_ptr<CheckpointTensors> stored, KeyLayout layout,
-                                                     const std::string& layout_name) {
-  return std::make_unique<LayoutTensors>(std::move(stored), std::move(layout), layout_name);
+                                                     const std::string& layout_name,
+                                                     const std::set<std::string>& dropped) {
+  return std::make_unique<LayoutTensors>(std::move(stored), std::move(layout), layout_name, dropped);
 }
 
 }  // namespace flashps

@@ -10,7 +10,9 @@
 
 #include "core/diagnostics/error.h"
 #include "core/files/safetensors.h"
+#include "models/loading/checkpoint_tensors.h"
 #include "models/loading/config_checks.h"
+#include "models/loading/key_layout.h"
 #include "models/loading/model_files.h"
 #include "models/loading/weights.h"
 
@@ -179,42 +181,51 @@ void check_config_against_weights(const T5Config& config, const std::string& sou
                         {config.d_ff, dim});
 }
 
-bool holds(const std::vector<std::shared_ptr<const SafetensorsFile>>& files, const std::string& name) {
-  for (const auto& file : files)
-    if (file->find(name) != nullptr) return true;
-  return false;
-}
-
 }  // namespace
 
 T5EncoderModel load_t5_encoder_model(const std::string& dir, at::ScalarType dtype) {
   namespace fs = std::filesystem;
   const std::string config_source = (fs::path(dir) / "config.json").string();
   const T5Config config = T5Config::from_json(read_component_config(dir), config_source);
-  const auto files = open_component_weights(dir, "model");
-  std::vector<const SafetensorsFile*> views;
-  for (const auto& file : files) views.push_back(file.get());
+  return load_t5_encoder_model(*safetensors_tensors(open_component_weights(dir, "model")), config, config_source,
+                               dtype);
+}
 
+T5EncoderModel load_t5_encoder_model(const CheckpointTensors& weights, const T5Config& config,
+                                     const std::string& config_source, at::ScalarType dtype,
+                                     const WeightLoadOptions& base_options) {
   // T5EncoderModel ties shared and encoder.embed_tokens: either may be stored, or both.
-  const bool has_shared = holds(files, "shared.weight");
-  const bool has_embed_tokens = holds(files, "encoder.embed_tokens.weight");
+  const bool has_shared = weights.entries().count("shared.weight") > 0;
+  const bool has_embed_tokens = weights.entries().count("encoder.embed_tokens.weight") > 0;
   const T5EmbeddingKey key =
       !has_shared && has_embed_tokens ? T5EmbeddingKey::encoder_embed_tokens : T5EmbeddingKey::shared;
   const std::string embedding_name =
       key == T5EmbeddingKey::shared ? "shared.weight" : "encoder.embed_tokens.weight";
-  const WeightShapes shapes(views);
+  const WeightShapes shapes(weights);
   check_config_against_weights(config, config_source, shapes, embedding_name);
   if (has_shared && has_embed_tokens)
     shapes.require_shape(config_source, "vocab_size and d_model", "encoder.embed_tokens.weight",
                          {config.vocab_size, config.d_model});
 
   T5EncoderModel model(config, key);
-  WeightLoadOptions options;
+  WeightLoadOptions options = base_options;
   options.dtype = dtype;
-  if (has_shared && has_embed_tokens) options.ignored_keys = {"encoder.embed_tokens.weight"};
-  load_weights_strict(*model, views, options);
+  if (has_shared && has_embed_tokens) options.ignored_keys.push_back("encoder.embed_tokens.weight");
+  load_weights_strict(*model, weights, options);
   prefer_fast_linear_layout(*model);
   return model;
+}
+
+std::unique_ptr<CheckpointTensors> t5_encoder_tensors(std::unique_ptr<CheckpointTensors> stored) {
+  // Whole-model exports keep the transformers model under "transformer." (ComfyUI's Flux files:
+  // text_encoders.t5xxl.transformer.*); anything else is used as stored.
+  const std::string prefix = "transformer.";
+  if (!stored->entries().count(prefix + "shared.weight") && !stored->entries().count(prefix + "encoder.final_layer_norm.weight"))
+    return stored;
+  KeyLayout layout;
+  for (const auto& [stored_key, entry] : stored->entries())
+    if (stored_key.compare(0, prefix.size(), prefix) == 0) layout[stored_key.substr(prefix.size())] = {stored_key};
+  return tensors_in_layout(std::move(stored), std::move(layout), "transformers T5 (under transformer.)");
 }
 
 }  // namespace flashps

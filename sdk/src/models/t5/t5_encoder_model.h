@@ -6,10 +6,13 @@
 #include <ATen/Tensor.h>
 #include <torch/nn/module.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/common/layers.h"
+#include "models/loading/checkpoint_tensors.h"
+#include "models/loading/weights.h"
 #include "models/t5/t5_config.h"
 
 namespace flashps {
@@ -51,5 +54,17 @@ at::Tensor t5_relative_position_buckets(int64_t query_length, int64_t key_length
 // model. Errors name the folder or file and the problem: no config, no weights, a shard the index
 // names that is missing, shapes the config does not imply, missing or unexpected keys.
 T5EncoderModel load_t5_encoder_model(const std::string& dir, at::ScalarType dtype = at::kFloat);
+
+// Same from tensors in transformers' keys (after t5_encoder_tensors; ComfyUI's t5xxl files hold
+// "shared.weight", "encoder.embed_tokens.weight" or both), checking `config` (read from
+// `config_source`, named in errors) against their shapes first; the folder loader is this one.
+// `options` pass through to the strict loader; its dtype is replaced by `dtype`.
+T5EncoderModel load_t5_encoder_model(const CheckpointTensors& weights, const T5Config& config,
+                                     const std::string& config_source, at::ScalarType dtype,
+                                     const WeightLoadOptions& options = {});
+
+// `stored` in transformers' keys: a whole-model export under "transformer." is seen without that
+// prefix; anything else is returned unchanged.
+std::unique_ptr<CheckpointTensors> t5_encoder_tensors(std::unique_ptr<CheckpointTensors> stored);
 
 }  // namespace flashps

@@ -8,12 +8,7 @@
 #include <filesystem>
 
 #include "core/diagnostics/error.h"
-#include "core/files/json_file.h"
-#include "core/files/safetensors.h"
-#include "models/loading/config_checks.h"
-#include "models/loading/model_files.h"
 #include "models/unet/unet_block_work.h"
-#include "models/loading/weights.h"
 
 namespace flashps {
 namespace {
@@ -199,65 +194,6 @@ at::Tensor UNet2DConditionModelImpl::forward(const UNetInputs& inputs) const {
 
 at::ScalarType UNet2DConditionModelImpl::dtype() const {
   return time_linear_1_->weight.scalar_type();
-}
-
-namespace {
-
-// The weights' headers must agree with the config's widths and counts before the model is
-// allocated (head counts leave no trace in shapes; their bounds and divisibility are checked).
-void check_config_against_weights(const UNetConfig& config, const std::string& source, const WeightShapes& weights) {
-  const std::vector<int64_t>& channels = config.block_out_channels;
-  const auto blocks = static_cast<int64_t>(channels.size());
-  weights.require_block_count(source, "block_out_channels (entries)", blocks, "down_blocks");
-  weights.require_block_count(source, "block_out_channels (entries)", blocks, "up_blocks");
-  weights.require_shape(source, "in_channels and block_out_channels[0]", "conv_in.weight",
-                        {channels[0], config.in_channels, 3, 3});
-  weights.require_shape(source, "out_channels and block_out_channels[0]", "conv_out.weight",
-                        {config.out_channels, channels[0], 3, 3});
-  weights.require_shape(source, "block_out_channels[0]", "time_embedding.linear_1.weight",
-                        {config.time_embed_dim(), channels[0]});
-  if (config.text_time_embedding)
-    weights.require_shape(source, "projection_class_embeddings_input_dim", "add_embedding.linear_1.weight",
-                          {config.time_embed_dim(), config.projection_class_embeddings_input_dim});
-  weights.require_block_count(source, "transformer_layers_per_block (last, the mid block's)",
-                              config.transformer_layers.back(), "mid_block.attentions.0.transformer_blocks");
-  for (int64_t i = 0; i < blocks; ++i) {
-    const std::string down = "down_blocks." + std::to_string(i), up = "up_blocks." + std::to_string(i);
-    weights.require_block_count(source, "layers_per_block", config.layers_per_block, down + ".resnets");
-    weights.require_block_count(source, "layers_per_block (+1 in up blocks)", config.layers_per_block + 1,
-                                up + ".resnets");
-    weights.require_shape(source, "block_out_channels", down + ".resnets.0.conv1.weight",
-                          {channels[i], channels[std::max<int64_t>(i - 1, 0)], 3, 3});
-    if (config.has_cross_attention(i)) {
-      weights.require_block_count(source, "transformer_layers_per_block", config.transformer_layers[i],
-                                  down + ".attentions.0.transformer_blocks");
-      weights.require_shape(source, "cross_attention_dim",
-                            down + ".attentions.0.transformer_blocks.0.attn2.to_k.weight",
-                            {channels[i], config.cross_attention_dim});
-    }
-    if (config.up_block_types[i] == "CrossAttnUpBlock2D")
-      weights.require_block_count(source, "reverse_transformer_layers_per_block", config.reverse_transformer_layers[i],
-                                  up + ".attentions.0.transformer_blocks");
-  }
-}
-
-}  // namespace
-
-UNet2DConditionModel load_unet(const std::string& dir, at::ScalarType dtype) {
-  namespace fs = std::filesystem;
-  const fs::path config_path = fs::path(dir) / "config.json";
-  if (!fs::exists(config_path)) throw Error(dir + ": UNet folder has no config.json");
-  const UNetConfig config = parse_unet_config(read_json_file(config_path.string()), config_path.string());
-  const auto files = open_component_weights(dir);
-  std::vector<const SafetensorsFile*> pointers;
-  for (const auto& file : files) pointers.push_back(file.get());
-  check_config_against_weights(config, config_path.string(), WeightShapes(pointers));
-  UNet2DConditionModel model(config);
-  WeightLoadOptions options;
-  options.dtype = dtype;
-  load_weights_strict(*model, pointers, options);
-  prefer_fast_linear_layout(*model);
-  return model;
 }
 
 }  // namespace flashps

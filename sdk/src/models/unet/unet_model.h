@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "models/common/layers.h"
+#include "models/loading/checkpoint_tensors.h"
+#include "models/loading/weights.h"
 #include "models/unet/unet_blocks.h"
 #include "models/unet/unet_config.h"
 
@@ -50,5 +52,16 @@ TORCH_MODULE(UNet2DConditionModel);
 
 // Loads <dir>/config.json and the diffusers weights (single file or sharded index) strictly.
 UNet2DConditionModel load_unet(const std::string& dir, at::ScalarType dtype = at::kFloat);
+
+// Loads from tensors in diffusers' keys (after unet_tensors), checking `config` (read from
+// `config_source`, named in errors) against their shapes first. `options` pass through to the
+// strict loader; its dtype is replaced by `dtype`. The folder loader above is this one.
+UNet2DConditionModel load_unet(const CheckpointTensors& weights, const UNetConfig& config,
+                               const std::string& config_source, at::ScalarType dtype,
+                               const WeightLoadOptions& options = {});
+
+// `stored` in diffusers' keys: a UNet in the original Stable Diffusion (LDM) keys is seen through
+// unet_ldm_layout; anything else is returned unchanged.
+std::unique_ptr<CheckpointTensors> unet_tensors(std::unique_ptr<CheckpointTensors> stored, const UNetConfig& config);
 
 }  // namespace flashps

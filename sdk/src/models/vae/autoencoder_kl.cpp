@@ -9,7 +9,9 @@
 
 #include "core/diagnostics/error.h"
 #include "core/files/safetensors.h"
+#include "models/loading/checkpoint_tensors.h"
 #include "models/loading/config_checks.h"
+#include "models/vae/autoencoder_ldm_layout.h"
 #include "models/vae/vae_encoder.h"
 #include "models/loading/weights.h"
 
@@ -125,19 +127,31 @@ void check_config_against_weights(const AutoencoderKLConfig& config, const std::
 std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const AutoencoderKLConfig& config,
                                                    const std::string& weights_path,
                                                    at::ScalarType dtype) {
-  if (!is_supported_model_dtype(dtype))
-    throw Error(weights_path + ": AutoencoderKL cannot run in dtype " + c10::toString(dtype));
   if (!std::filesystem::is_regular_file(weights_path))
     throw Error(weights_path + ": AutoencoderKL weights file not found");
-  auto file = SafetensorsFile::open(weights_path);
   const std::string config_source = (std::filesystem::path(weights_path).parent_path() / "config.json").string();
-  check_config_against_weights(config, config_source, WeightShapes({file.get()}));
+  return load_autoencoder_kl(*safetensors_tensors({SafetensorsFile::open(weights_path)}), config, config_source, dtype);
+}
+
+std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const CheckpointTensors& weights, const AutoencoderKLConfig& config,
+                                                   const std::string& config_source, at::ScalarType dtype,
+                                                   const WeightLoadOptions& base_options) {
+  if (!is_supported_model_dtype(dtype))
+    throw Error(weights.source() + ": AutoencoderKL cannot run in dtype " + c10::toString(dtype));
+  check_config_against_weights(config, config_source, WeightShapes(weights));
   auto model = std::make_shared<AutoencoderKL>(config);
-  WeightLoadOptions options;
+  WeightLoadOptions options = base_options;
   options.dtype = dtype;
-  load_weights_strict(*model, *file, options);
+  load_weights_strict(*model, weights, options);
   model->eval();
   return model;
+}
+
+std::unique_ptr<CheckpointTensors> autoencoder_tensors(std::unique_ptr<CheckpointTensors> stored,
+                                                       const AutoencoderKLConfig& config) {
+  if (!has_ldm_autoencoder_keys(*stored)) return stored;  // diffusers keys (or not a VAE: the loader names the keys)
+  KeyLayout layout = autoencoder_ldm_layout(*stored, config);
+  return tensors_in_layout(std::move(stored), std::move(layout), "latent-diffusion (LDM) autoencoder");
 }
 
 std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const std::string& model_dir,

@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "models/loading/checkpoint_tensors.h"
+#include "models/loading/weights.h"
 #include "models/vae/autoencoder_kl_config.h"
 #include "models/vae/image_autoencoder.h"
 #include "models/vae/tiled_decode.h"
@@ -79,5 +81,18 @@ std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const std::string& model_dir,
 std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const AutoencoderKLConfig& config,
                                                    const std::string& weights_path,
                                                    at::ScalarType dtype = at::kFloat);
+
+// Same from tensors in diffusers' keys (after autoencoder_tensors), checking `config` (read from
+// `config_source`, named in errors) against their shapes first; the loaders above are this one.
+// `options` pass through to the strict loader; its dtype is replaced by `dtype`.
+std::shared_ptr<AutoencoderKL> load_autoencoder_kl(const CheckpointTensors& weights, const AutoencoderKLConfig& config,
+                                                   const std::string& config_source, at::ScalarType dtype,
+                                                   const WeightLoadOptions& options = {});
+
+// `stored` in diffusers' keys: an autoencoder in the original latent-diffusion keys (single-file
+// Stable Diffusion's first_stage_model, Flux's ae.safetensors) is seen through
+// autoencoder_ldm_layout; anything else is returned unchanged.
+std::unique_ptr<CheckpointTensors> autoencoder_tensors(std::unique_ptr<CheckpointTensors> stored,
+                                                       const AutoencoderKLConfig& config);
 
 }  // namespace flashps

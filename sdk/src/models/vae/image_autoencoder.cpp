@@ -28,4 +28,19 @@ std::shared_ptr<ImageAutoencoder> load_image_autoencoder(const std::string& dir,
               "\" (supported: AutoencoderKL, FlashPSPatchAutoencoder)");
 }
 
+std::shared_ptr<ImageAutoencoder> load_image_autoencoder(const CheckpointTensors& weights,
+                                                         const nlohmann::json& config,
+                                                         const std::string& config_source, at::ScalarType dtype,
+                                                         const WeightLoadOptions& options) {
+  const std::string class_name = config.is_object() ? config.value("_class_name", std::string("AutoencoderKL"))
+                                                    : std::string("AutoencoderKL");
+  if (class_name == "AutoencoderKL")
+    return load_autoencoder_kl(weights, parse_autoencoder_kl_config(config, config_source), config_source, dtype,
+                               options);
+  if (class_name == "FlashPSPatchAutoencoder")
+    return load_patch_autoencoder(parse_patch_autoencoder_config(config, config_source), weights);
+  throw Error(config_source + ": unsupported autoencoder class \"" + class_name +
+              "\" (supported: AutoencoderKL, FlashPSPatchAutoencoder)");
+}
+
 }  // namespace flashps

@@ -7,7 +7,11 @@
 #include <c10/core/ScalarType.h>
 
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
+
+#include "models/loading/checkpoint_tensors.h"
+#include "models/loading/weights.h"
 
 namespace flashps {
 
@@ -38,5 +42,13 @@ at::ScalarType autoencoder_dtype_for(at::ScalarType model_dtype);
 // "FlashPSPatchAutoencoder"); throws Error naming the folder on anything else.
 std::shared_ptr<ImageAutoencoder> load_image_autoencoder(const std::string& dir,
                                                          at::ScalarType dtype = at::kFloat);
+
+// Same from a parsed config (read from `config_source`, named in errors) and tensors in the
+// model's keys (after autoencoder_tensors). `options` pass through to the strict loader (dtype
+// replaced by `dtype`).
+std::shared_ptr<ImageAutoencoder> load_image_autoencoder(const CheckpointTensors& weights,
+                                                         const nlohmann::json& config,
+                                                         const std::string& config_source, at::ScalarType dtype,
+                                                         const WeightLoadOptions& options = {});
 
 }  // namespace flashps

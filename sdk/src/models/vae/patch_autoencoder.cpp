@@ -8,7 +8,9 @@
 
 #include "core/diagnostics/error.h"
 #include "core/files/json_file.h"
+#include "core/files/safetensors.h"
 #include "core/files/tensor_io.h"
+#include "models/loading/checkpoint_tensors.h"
 
 namespace flashps {
 
@@ -119,22 +121,35 @@ std::shared_ptr<PatchAutoencoder> load_patch_autoencoder(const std::string& dir)
   if (!fs::exists(weights))
     throw Error(dir + ": no diffusion_pytorch_model.safetensors (the patch projection; latent_channels " +
                 std::to_string(config.channels()) + " < " + std::to_string(config.patch_values()) + ")");
-  auto tensors = load_safetensors(weights.string());
+  return load_patch_autoencoder(config, *safetensors_tensors({SafetensorsFile::open(weights.string())}));
+}
+
+std::shared_ptr<PatchAutoencoder> load_patch_autoencoder(const PatchAutoencoderConfig& config,
+                                                         const CheckpointTensors& weights) {
+  if (!config.projected()) {
+    if (!weights.entries().empty())
+      throw Error(weights.source() + ": unexpected tensors (this patch autoencoder has no projection)");
+    return std::make_shared<PatchAutoencoder>(config);
+  }
   for (const char* name : {"projection", "mean"})
-    if (!tensors.count(name)) throw Error(weights.string() + ": missing tensor '" + name + "'");
-  if (tensors.size() != 2) throw Error(weights.string() + ": unexpected tensors (expected only projection and mean)");
-  // Inf/NaN would silently give a black or wrong fill: refused at load, like other model weights.
-  for (const auto& [name, tensor] : tensors) {
-    const int64_t bad = tensor.numel() - at::isfinite(tensor.to(at::kFloat)).sum().item<int64_t>();
+    if (!weights.entries().count(name)) throw Error(weights.source() + ": missing tensor '" + name + "'");
+  if (weights.entries().size() != 2)
+    throw Error(weights.source() + ": unexpected tensors (expected only projection and mean)");
+  std::map<std::string, at::Tensor> tensors;
+  for (const char* name : {"projection", "mean"}) {
+    // Inf/NaN would silently give a black or wrong fill: refused at load, like other model weights.
+    at::Tensor tensor = weights.read(name).to(at::kFloat).clone();
+    const int64_t bad = tensor.numel() - at::isfinite(tensor).sum().item<int64_t>();
     if (bad > 0)
-      throw CorruptDataError(weights.string() + ": tensor " + name + " holds " + std::to_string(bad) +
+      throw CorruptDataError(weights.source() + ": tensor " + name + " holds " + std::to_string(bad) +
                              " Inf/NaN value" + (bad == 1 ? "" : "s") +
                              "; the weights are damaged or stored with the wrong dtype");
+    tensors[name] = tensor;
   }
   try {
     return std::make_shared<PatchAutoencoder>(config, tensors.at("projection"), tensors.at("mean"));
   } catch (const Error& error) {
-    throw Error(weights.string() + ": " + error.what());
+    throw Error(weights.source() + ": " + error.what());
   }
 }
 

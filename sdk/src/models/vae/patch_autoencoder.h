@@ -17,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/loading/checkpoint_tensors.h"
 #include "models/vae/deblocking_filter.h"
 #include "models/vae/image_autoencoder.h"
 
@@ -62,6 +63,9 @@ class PatchAutoencoder : public ImageAutoencoder {
 
 // Loads a FlashPSPatchAutoencoder folder (config.json and, when projected, the safetensors).
 std::shared_ptr<PatchAutoencoder> load_patch_autoencoder(const std::string& dir);
+// Same from a config and tensors (exactly "projection" and "mean" when projected, else none).
+std::shared_ptr<PatchAutoencoder> load_patch_autoencoder(const PatchAutoencoderConfig& config,
+                                                         const CheckpointTensors& weights);
 
 // Principal components of p x p patches of `images` ([3, H, W] in [-1, 1]): the projection that
 // keeps the most variance, and a scaling_factor that gives the latents unit standard deviation.
