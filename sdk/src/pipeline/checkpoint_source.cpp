@@ -10,26 +10,6 @@
 namespace flashps {
 namespace {
 
-// The keys under a prefix, prefix removed, over a shared file.
-class CheckpointSubset final : public CheckpointTensors {
- public:
-  CheckpointSubset(std::shared_ptr<const CheckpointTensors> file, std::string prefix)
-      : file_(std::move(file)), prefix_(std::move(prefix)) {
-    source_ = file_->source() + (prefix_.empty() ? "" : " (keys under \"" + prefix_ + "\")");
-    for (const auto& [key, entry] : file_->entries())
-      if (key.compare(0, prefix_.size(), prefix_) == 0) entries_[key.substr(prefix_.size())] = entry;
-  }
-  const std::string& source() const override { return source_; }
-  const std::map<std::string, CheckpointEntry>& entries() const override { return entries_; }
-  at::Tensor read(const std::string& key) const override { return file_->read(prefix_ + key); }
-  void release(const std::string& key) const override { file_->release(prefix_ + key); }
-
- private:
-  std::shared_ptr<const CheckpointTensors> file_;
-  std::string prefix_, source_;
-  std::map<std::string, CheckpointEntry> entries_;
-};
-
 nlohmann::json parse_carried_files(const CheckpointSource& source) {
   const auto found = source.metadata.find("flashps.files");
   if (found == source.metadata.end()) return nullptr;
@@ -95,17 +75,6 @@ std::shared_ptr<const CheckpointSource> open_checkpoint_source(const std::string
   }
   source->carried_files = parse_carried_files(*source);
   return source;
-}
-
-std::unique_ptr<CheckpointTensors> checkpoint_subset(std::shared_ptr<const CheckpointTensors> file,
-                                                     const std::string& prefix) {
-  return std::make_unique<CheckpointSubset>(std::move(file), prefix);
-}
-
-bool has_key_prefix(const CheckpointTensors& tensors, const std::string& prefix) {
-  const auto& entries = tensors.entries();
-  const auto first = entries.lower_bound(prefix);
-  return first != entries.end() && first->first.compare(0, prefix.size(), prefix) == 0;
 }
 
 }  // namespace flashps

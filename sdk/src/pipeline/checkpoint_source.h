@@ -36,12 +36,4 @@ struct CheckpointSource {
 // (models/loading/checkpoint_file.h says why); errors name the file.
 std::shared_ptr<const CheckpointSource> open_checkpoint_source(const std::string& path);
 
-// The tensors of `file` whose keys start with `prefix`, the prefix removed ("" : all of them);
-// the result keeps `file` alive. Several components share one all-in-one file.
-std::unique_ptr<CheckpointTensors> checkpoint_subset(std::shared_ptr<const CheckpointTensors> file,
-                                                     const std::string& prefix);
-
-// Whether any stored key starts with `prefix`.
-bool has_key_prefix(const CheckpointTensors& tensors, const std::string& prefix);
-
 }  // namespace flashps

@@ -1,9 +1,12 @@
 // FluxInpaintPipeline from a single file (.safetensors or .gguf: Black Forest Labs' or ComfyUI's
 // keys, or a file FlashPS wrote), its configs carried or built in (release_configs.h), its VAE
 // and text encoders from the file or the component files given beside it.
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/diagnostics/error.h"
+#include "models/loading/checkpoint_prefix.h"
 #include "models/loading/model_files.h"
 #include "pipeline/component_files.h"
 #include "pipeline/family_registry.h"
@@ -17,6 +20,33 @@ nlohmann::json required_config(const ModelSource& source, const std::string& rel
   nlohmann::json config = source.config(relative);
   if (!config.is_object()) throw NotFoundError(source.config_source(relative) + ": missing (a Flux model needs it)");
   return config;
+}
+
+// CLIP-L and T5 as load_flux_text_encoders loads a folder's, from the file or the files beside it.
+FluxTextEncoders load_file_text_encoders(const ModelSource& source, const std::string& clip_tokenizer,
+                                         const std::string& t5_tokenizer, at::ScalarType dtype) {
+  FluxTextEncoders encoders;
+  encoders.tokenizer = ClipTokenizer::load(clip_tokenizer);
+  // CLIP-L is small: float32 whatever the pipeline's dtype, as its pooled vector steers every block.
+  encoders.text_encoder = load_clip_component(source, "text_encoder", at::kFloat);
+  const std::string spiece = (std::filesystem::path(t5_tokenizer) / "spiece.model").string();
+  encoders.tokenizer_2 = T5Tokenizer::load(spiece);
+  encoders.text_encoder_2 = load_t5_component(source, dtype);
+  if (encoders.tokenizer_2->vocab_size() > encoders.text_encoder_2->config().vocab_size)
+    throw CorruptDataError(source.path + ": the T5 tokenizer's vocabulary of " +
+                           std::to_string(encoders.tokenizer_2->vocab_size()) +
+                           " pieces is larger than text_encoder_2's vocab_size " +
+                           std::to_string(encoders.text_encoder_2->config().vocab_size));
+  const auto length = source.index.find("_flashps_max_sequence_length");
+  if (length != source.index.end()) {
+    if (!length->is_number_integer() || length->get<int>() < 1 || length->get<int>() > 512)
+      throw CorruptDataError(source.config_source("model_index.json") +
+                             ": _flashps_max_sequence_length must be an integer from 1 to 512");
+    encoders.max_sequence_length = length->get<int>();
+  }
+  // The model's fingerprint covers both encoders' stored tensors (file or files beside it).
+  encoders.fingerprint = "flux-text:" + single_file_fingerprint(source) + ":" + c10::toString(dtype);
+  return encoders;
 }
 
 }  // namespace
@@ -42,8 +72,12 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const ModelSource
                           " text encoder in this file: pass " +
                           (clip ? "" : "--text-encoder FILE (e.g. clip_l.safetensors)") + (clip || t5 ? "" : " and ") +
                           (t5 ? "" : "--text-encoder-2 FILE (e.g. t5xxl_fp16.safetensors)"));
-    throw UnsupportedError(source.path + ": loading Flux text encoders from files needs the CLIP and T5 key "
-                           "layouts, which this build does not have yet");
+  }
+  // Tokenizers are found (or refused, naming --tokenizers) before the weights load.
+  std::optional<TokenizerFolder> clip_tokenizer, t5_tokenizer;
+  if (names_text) {
+    clip_tokenizer.emplace(source, "tokenizer");
+    t5_tokenizer.emplace(source, "tokenizer_2");
   }
   FluxPipelineComponents components;
   components.model_dir = source.path;
@@ -53,7 +87,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const ModelSource
   const FluxConfig config = FluxConfig::from_json(required_config(source, "transformer/config.json"), transformer_source);
   {
     // One tensor's file pages at a time; the file stays mapped only while loading.
-    auto tensors = flux_transformer_tensors(checkpoint_subset(source.file->tensors, *recognised.components.denoiser));
+    auto tensors = flux_transformer_tensors(tensors_under_prefix(source.file->tensors, *recognised.components.denoiser));
     components.transformer = load_flux_transformer(*tensors, config, transformer_source, dtype);
   }
   components.vae = load_vae_component(source, autoencoder_dtype_for(dtype));
@@ -61,6 +95,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const ModelSource
   components.scheduler = make_scheduler(required_config(source, "scheduler/scheduler_config.json"), scheduler_source);
   components.empty_prompt = carried_empty_prompt(source);
   components.default_guidance = config.in_channels > config.out_channels ? 30.0 : 3.5;
+  if (names_text) components.text = load_file_text_encoders(source, clip_tokenizer->path(), t5_tokenizer->path(), dtype);
   check_flux_text_fits(components, source.path);
   apply_flux_model_index(components, index, index_source);
   components.fingerprint = single_file_fingerprint(source);

@@ -1,6 +1,5 @@
 #include "pipeline/stable_diffusion/sd_family.h"
 
-#include "core/diagnostics/error.h"
 #include "pipeline/stable_diffusion/sd_inpaint_pipeline.h"
 
 namespace flashps {
@@ -27,6 +26,7 @@ class StableDiffusionModel final : public InpaintModel {
     return capabilities;
   }
   const std::string& model_dir() const override { return weights_->components().model_dir; }
+  const ModelFiles& files() const override { return weights_->components().files; }
   const std::string& fingerprint() const override { return weights_->components().fingerprint; }
   at::Device device() const override { return weights_->device(); }
   at::ScalarType dtype() const override { return weights_->components().unet->dtype(); }
@@ -43,13 +43,12 @@ class StableDiffusionModel final : public InpaintModel {
 const FamilyEntry& stable_diffusion_family() {
   static const FamilyEntry family{
       "stable-diffusion", "Stable Diffusion", 2 /* FLASHPS_FAMILY_STABLE_DIFFUSION */,
-      "Stable Diffusion 1.x, 2.x and XL (StableDiffusion*Pipeline folders with a UNet2DConditionModel)",
+      "Stable Diffusion 1.x, 2.x and XL (StableDiffusion*Pipeline folders with a UNet2DConditionModel, and single files)",
       [](const ModelSource& source) { return source.pipeline_class.rfind("StableDiffusion", 0) == 0; },
       [](const ModelSource& source, const ModelLoadOptions& options) -> std::shared_ptr<InpaintModel> {
         if (source.is_file())
-          throw UnsupportedError(source.path + ": recognised as " + source.recognised.type->description +
-                                 ", but loading Stable Diffusion single files needs the LDM key layouts, which "
-                                 "this build does not have yet; load its diffusers folder");
+          return std::make_shared<StableDiffusionModel>(
+              SDInpaintPipeline::load(source, options.dtype, nullptr, options.device));
         return std::make_shared<StableDiffusionModel>(
             SDInpaintPipeline::load(source.path, options.dtype, nullptr, options.device));
       }};
