@@ -10,6 +10,23 @@
 namespace flashps {
 namespace {
 
+// Every key but those under "flashps.", over a shared file.
+class WithoutFlashpsKeys final : public CheckpointTensors {
+ public:
+  explicit WithoutFlashpsKeys(std::shared_ptr<const CheckpointTensors> file) : file_(std::move(file)) {
+    for (const auto& [key, entry] : file_->entries())
+      if (key.rfind("flashps.", 0) != 0) entries_[key] = entry;
+  }
+  const std::string& source() const override { return file_->source(); }
+  const std::map<std::string, CheckpointEntry>& entries() const override { return entries_; }
+  at::Tensor read(const std::string& key) const override { return file_->read(key); }
+  void release(const std::string& key) const override { file_->release(key); }
+
+ private:
+  std::shared_ptr<const CheckpointTensors> file_;
+  std::map<std::string, CheckpointEntry> entries_;
+};
+
 nlohmann::json parse_carried_files(const CheckpointSource& source) {
   const auto found = source.metadata.find("flashps.files");
   if (found == source.metadata.end()) return nullptr;
@@ -48,6 +65,10 @@ nlohmann::json CheckpointSource::carried_json(const std::string& relative) const
   if (json.is_discarded())
     throw CorruptDataError(path + ": the carried file \"" + relative + "\" (flashps.files) is not valid JSON");
   return json;
+}
+
+std::unique_ptr<CheckpointTensors> model_tensors_of(std::shared_ptr<const CheckpointTensors> file) {
+  return std::make_unique<WithoutFlashpsKeys>(std::move(file));
 }
 
 std::shared_ptr<const CheckpointSource> open_checkpoint_source(const std::string& path) {

@@ -32,6 +32,10 @@ struct CheckpointSource {
   nlohmann::json carried_json(const std::string& relative) const;
 };
 
+// `file`'s tensors but those FlashPS adds to files it writes ("flashps.empty_prompt.*"): the
+// denoiser of a file whose model keys carry no prefix (a bare Flux transformer, a GGUF file).
+std::unique_ptr<CheckpointTensors> model_tensors_of(std::shared_ptr<const CheckpointTensors> file);
+
 // Opens `path` by content (GGUF magic, else safetensors). Pickled checkpoints are refused
 // (models/loading/checkpoint_file.h says why); errors name the file.
 std::shared_ptr<const CheckpointSource> open_checkpoint_source(const std::string& path);

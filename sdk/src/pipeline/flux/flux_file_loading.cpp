@@ -87,7 +87,9 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const ModelSource
   const FluxConfig config = FluxConfig::from_json(required_config(source, "transformer/config.json"), transformer_source);
   {
     // One tensor's file pages at a time; the file stays mapped only while loading.
-    auto tensors = flux_transformer_tensors(tensors_under_prefix(source.file->tensors, *recognised.components.denoiser));
+    const std::string& prefix = *recognised.components.denoiser;
+    auto tensors = flux_transformer_tensors(prefix.empty() ? model_tensors_of(source.file->tensors)
+                                                           : tensors_under_prefix(source.file->tensors, prefix));
     components.transformer = load_flux_transformer(*tensors, config, transformer_source, dtype);
   }
   components.vae = load_vae_component(source, autoencoder_dtype_for(dtype));
