@@ -71,6 +71,9 @@ TEST_CASE("single files: a FlashPS-written Flux file edits bit-identically to it
   CHECK(from_file->model_dir() == file);
   CHECK(from_file->files().vae == folder + "/vae");
   CHECK(from_file->fingerprint() != from_folder->fingerprint());  // another identity: captures never mix
+  // model info shows the fingerprint the loaded model has, without loading it.
+  CHECK(inspect_model(file, options.files)["fingerprint"] == from_file->fingerprint());
+  CHECK(inspect_model(folder)["fingerprint"] == from_folder->fingerprint());
 
   const Image image = test::gradient_image(64, 48);
   EditRequest request = test::request_for(image, test::box_mask(64, 48, 16, 16, 20), 7);

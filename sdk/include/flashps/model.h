@@ -84,8 +84,9 @@ FLASHPS_EXPORT flashps_status flashps_model_open(const char* model_dir, const fl
  * flashps_buffer_free) with keys family, variant, description, parameters, tensor_groups (the
  * stored types of each group's tensors: F16, BF16, F8_E4M3, Q8_0, Q4_K, ...), components (each
  * present, or a message naming the parameter to set: "no VAE in this file: pass --vae FILE"),
- * fingerprint (single files; null for folders). params may be NULL; its API-8 fields apply. A
- * file FlashPS does not load fails as flashps_model_open would, saying what it looks like. */
+ * fingerprint (as flashps_model_info reports it once loaded). params may be NULL; its API-8
+ * fields apply. A file FlashPS does not load fails as flashps_model_open would, saying what it
+ * looks like. */
 FLASHPS_EXPORT flashps_status flashps_model_describe(const char* path, const flashps_model_params* params,
                                                      char** json);
 /* Drops this handle's reference; editors and engines opened over the model keep theirs. NULL is fine. */

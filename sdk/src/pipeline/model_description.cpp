@@ -5,6 +5,8 @@
 #include "models/loading/model_files.h"
 #include "pipeline/component_files.h"
 #include "pipeline/family_registry.h"
+#include "pipeline/flux/flux_inpaint_pipeline.h"
+#include "pipeline/stable_diffusion/sd_inpaint_pipeline.h"
 #include "pipeline/single_file_fingerprint.h"
 
 namespace flashps {
@@ -177,7 +179,10 @@ nlohmann::json describe_folder(const ModelSource& source) {
   described["tensor_groups"] = groups;
   described["components"] = components;
   described["parameters"] = parameters;
-  described["fingerprint"] = nullptr;  // a folder's is its family's choice of components: see flashps_model_info
+  // As the family's loader computes it; a family registered at run time has its own (null here).
+  described["fingerprint"] = nullptr;
+  if (family.name == "flux") described["fingerprint"] = FluxInpaintPipeline::folder_fingerprint(source.path);
+  if (family.name == "stable-diffusion") described["fingerprint"] = SDInpaintPipeline::folder_fingerprint(source.path);
   return described;
 }
 

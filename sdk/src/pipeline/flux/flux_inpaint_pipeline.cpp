@@ -84,6 +84,10 @@ void move_flux_components(FluxPipelineComponents& components, at::Device device)
   }
 }
 
+std::string FluxInpaintPipeline::folder_fingerprint(const std::string& model_dir) {
+  return model_fingerprint(model_dir, {"transformer", "vae", "scheduler"}, {"transformer", "vae"});
+}
+
 std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string& model_dir,
                                                                at::ScalarType dtype,
                                                                std::shared_ptr<engine::CaptureStore> store,
@@ -103,7 +107,7 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   if (fs::exists(empty_prompt)) components.empty_prompt = load_conditioning(empty_prompt.string());
   const FluxConfig& config = components.transformer->config();
   components.default_guidance = config.in_channels > config.out_channels ? 30.0 : 3.5;
-  components.fingerprint = model_fingerprint(model_dir, {"transformer", "vae", "scheduler"}, {"transformer", "vae"});
+  components.fingerprint = folder_fingerprint(model_dir);
   const fs::path model_index = fs::path(model_dir) / "model_index.json";
   if (fs::exists(model_index)) {
     const nlohmann::json index = read_json_file(model_index.string());

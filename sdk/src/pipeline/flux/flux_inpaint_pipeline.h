@@ -77,6 +77,8 @@ class FluxInpaintPipeline final : public InpaintLoop {
                                                    std::shared_ptr<engine::CaptureStore> store = nullptr,
                                                    at::Device device = at::Device(at::kCPU));
   FluxInpaintPipeline(FluxPipelineComponents components, std::shared_ptr<engine::CaptureStore> store);
+  // A folder's fingerprint as load() computes it (flashps model info shows it without loading).
+  static std::string folder_fingerprint(const std::string& model_dir);
   ~FluxInpaintPipeline();
 
   // Editing, stepwise editing, templates and the store: pipeline/inpaint_loop.h.

@@ -61,6 +61,8 @@ class SDInpaintPipeline final : public InpaintLoop {
   static std::unique_ptr<SDInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype,
                                                  std::shared_ptr<engine::CaptureStore> store = nullptr,
                                                  at::Device device = at::Device(at::kCPU));
+  // A folder's fingerprint as load() computes it (flashps model info shows it without loading).
+  static std::string folder_fingerprint(const std::string& model_dir);
   // Loads a single-file model (ModelSource::read); sd_file_loading.cpp.
   static std::unique_ptr<SDInpaintPipeline> load(const ModelSource& source, at::ScalarType dtype,
                                                  std::shared_ptr<engine::CaptureStore> store = nullptr,
