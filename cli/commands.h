@@ -15,5 +15,6 @@ void add_cache_commands(CLI::App& app, CommandAction& action);
 void add_batch_command(CLI::App& app, CommandAction& action);
 void add_serve_command(CLI::App& app, CommandAction& action);
 void add_plugin_commands(CLI::App& app, CommandAction& action);
+void add_model_commands(CLI::App& app, CommandAction& action);
 
 }  // namespace flashps::cli

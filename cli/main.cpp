@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   flashps::cli::add_batch_command(app, action);
   flashps::cli::add_serve_command(app, action);
   flashps::cli::add_plugin_commands(app, action);
+  flashps::cli::add_model_commands(app, action);
   flashps::cli::add_developer_commands(app, action, argc, argv);
   return flashps::cli::run_command_line(app, argc, argv, action);
 }

@@ -22,7 +22,16 @@ ServingEngine open_serving_engine(const ServingEngineOptions& options) {
   engine_options.progress = terminal_progress(options.quiet);
   ServingEngine opened;
   opened.store = engine_options.store;
-  opened.engine = sdk::Engine::open(options.model, engine_options);
+  if (!options.model.has_component_options()) {
+    opened.engine = sdk::Engine::open(options.model.model, engine_options);
+    return opened;
+  }
+  // The first device's weights; the engine loads the same files on the others.
+  sdk::ModelOptions model = model_open_options(options.model);
+  model.bf16 = engine_options.bf16;
+  model.device = options.devices.substr(0, options.devices.find(','));
+  model.progress = engine_options.progress;
+  opened.engine = sdk::Engine::open(sdk::Model::open(options.model.model, model), engine_options);
   return opened;
 }
 

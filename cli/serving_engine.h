@@ -5,10 +5,12 @@
 #include <cstddef>
 #include <string>
 
+#include "model_options.h"
+
 namespace flashps::cli {
 
 struct ServingEngineOptions {
-  std::string model;              // empty: the bundled model
+  ModelPathOptions model;         // --model (empty: the bundled model) and the files beside it
   std::string devices = "cpu", dtype = "fp32", cache_dir, batching = "cb", profile;
   int max_batch = 0;  // per device
   size_t max_queued = 64;

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "interrupt_signals.h"
+#include "model_options.h"
 #include "serving_engine.h"
 #include "terminal_progress.h"
 
@@ -19,7 +20,8 @@ namespace {
 namespace fps = flashps::sdk;
 
 struct BatchCommandOptions {
-  std::string manifest, model, dtype = "fp32", cache_dir, profile, batching = "cb", json_out, devices = "cpu";
+  std::string manifest, dtype = "fp32", cache_dir, profile, batching = "cb", json_out, devices = "cpu";
+  ModelPathOptions model;
   int max_batch = 0;
   size_t max_queued = 64;
   bool no_resume = false, quiet = false;
@@ -35,7 +37,7 @@ void add_batch_command(CLI::App& app, CommandAction& action) {
                     "JSON Lines: {\"image\", \"mask\", \"output\", \"seed\", \"steps\", \"strength\", \"prompt\", "
                     "\"prompt_embeds\", \"cache\"} per line")
       ->required();
-  batch->add_option("--model", options.model, "Model folder (diffusers layout); default: bundled model");
+  add_model_options(batch, options.model);
   batch->add_option("--dtype", options.dtype, "Transformer precision: fp32 or bf16")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();

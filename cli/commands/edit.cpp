@@ -15,6 +15,7 @@
 #include <string>
 
 #include "commands.h"
+#include "model_options.h"
 #include "terminal_progress.h"
 
 namespace flashps::cli {
@@ -23,7 +24,8 @@ namespace {
 namespace fps = flashps::sdk;
 
 struct EditCommandOptions {
-  std::string image, mask, output, model, prompt_embeds, cache_mode = "auto", dtype = "fp32", device = "cpu";
+  std::string image, mask, output, prompt_embeds, cache_mode = "auto", dtype = "fp32", device = "cpu";
+  ModelPathOptions model;  // --model and the files beside a single-file model
   std::string prompt, negative_prompt;
   int max_sequence_length = 0;
   std::string cache_dir;
@@ -40,7 +42,7 @@ void add_shared_options(CLI::App* command, EditCommandOptions& options, bool mas
   auto* mask = command->add_option("--mask,-m", options.mask,
                                    "Mask image, white = regenerate (resized with nearest if its size differs)");
   if (mask_required) mask->required();
-  command->add_option("--model", options.model, "Model folder (diffusers layout); default: bundled model");
+  add_model_options(command, options.model);
   command->add_option("--seed", options.seed, "Random seed, 0 to 2^64-1")->capture_default_str();
   command->add_option("--steps", options.steps,
                       "Denoising steps, 1 to " + std::to_string(FLASHPS_MAX_STEPS) +
@@ -163,7 +165,12 @@ fps::Editor open_editor(const EditCommandOptions& options, fps::Store& store, bo
   editor.device = options.device;
   editor.store = store;  // none: captures in memory, of this run only
   editor.progress = terminal_progress(options.quiet);
-  return fps::Editor::open(options.model, editor);
+  if (!options.model.has_component_options()) return fps::Editor::open(options.model.model, editor);
+  fps::ModelOptions model = model_open_options(options.model);
+  model.bf16 = editor.bf16;
+  model.device = editor.device;
+  model.progress = editor.progress;
+  return fps::Editor::open(fps::Model::open(options.model.model, model), editor);
 }
 
 nlohmann::json stats_json(const fps::EditStats& stats) {

@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "interrupt_signals.h"
+#include "model_options.h"
 #include "serving_engine.h"
 #include "socket_activation.h"
 #include "terminal_progress.h"
@@ -28,8 +29,9 @@ namespace {
 namespace fps = flashps::sdk;
 
 struct ServeCommandOptions {
-  std::string model, listen = "127.0.0.1:8188", devices = "cpu", dtype = "fp32", cache_dir, api_key_file, profile;
+  std::string listen = "127.0.0.1:8188", devices = "cpu", dtype = "fp32", cache_dir, api_key_file, profile;
   std::string batching = "cb", port_file, access_log = "-", model_name;
+  ModelPathOptions model;
   size_t max_queue = 64;
   int max_batch = 0, http_threads = 16, max_connections = 0, max_prompt_chars = 4000, max_images = 4;
   double max_body_mb = 64, drain_seconds = 30;
@@ -142,7 +144,7 @@ void add_serve_command(CLI::App& app, CommandAction& action) {
   static ServeCommandOptions options;
   CLI::App* serve_command = app.add_subcommand(
       "serve", "Serve edits over HTTP: OpenAI-compatible /v1/images/edits and the native API (docs/http-api.md)");
-  serve_command->add_option("--model", options.model, "Model folder (diffusers layout); default: bundled model");
+  add_model_options(serve_command, options.model);
   serve_command->add_option("--listen", options.listen,
                             "host:port ([::1]:port for IPv6; port 0 picks a free one). Not loopback: needs "
                             "--api-key-file. A socket passed by systemd (LISTEN_FDS) replaces it")

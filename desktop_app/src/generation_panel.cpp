@@ -32,15 +32,18 @@ GenerationPanel::GenerationPanel(QWidget* parent) : QWidget(parent) {
   model_ = new QLineEdit;
   model_->setPlaceholderText(tr("default: the bundled flashps-fill-small"));
   auto* browse = new QPushButton(tr("Folder…"));
+  auto* browse_file = new QPushButton(tr("File…"));  // single-file .safetensors / .gguf models
   auto* bundled = new QPushButton(tr("Bundled"));
   model_layout->addWidget(model_, 1);
   model_layout->addWidget(browse);
+  model_layout->addWidget(browse_file);
   model_layout->addWidget(bundled);
   layout->addWidget(model_box);
   model_status_ = new QLabel;
   model_status_->setWordWrap(true);
   layout->addWidget(model_status_);
   connect(browse, &QPushButton::clicked, this, &GenerationPanel::chooseModelFolder);
+  connect(browse_file, &QPushButton::clicked, this, &GenerationPanel::chooseModelFile);
   connect(bundled, &QPushButton::clicked, this, [this] {
     model_->clear();
     updateModelText();
@@ -245,6 +248,16 @@ void GenerationPanel::chooseModelFolder() {
   const QString dir = QFileDialog::getExistingDirectory(this, tr("Diffusers model folder"), model_->text());
   if (dir.isEmpty()) return;
   model_->setText(dir);
+  updateModelText();
+}
+
+// A single-file checkpoint; the SDK recognises what it is (files that need --vae etc. are
+// refused with the flag to pass, shown in the model status line).
+void GenerationPanel::chooseModelFile() {
+  const QString file = QFileDialog::getOpenFileName(this, tr("Model file"), model_->text(),
+                                                    tr("Model files (*.safetensors *.gguf)"));
+  if (file.isEmpty()) return;
+  model_->setText(file);
   updateModelText();
 }
 

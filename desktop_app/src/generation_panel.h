@@ -59,6 +59,7 @@ class GenerationPanel : public QWidget {
  private:
   void updateModelText();
   void chooseModelFolder();
+  void chooseModelFile();
   void chooseOverlayColour();
   void emitMaskPreview();
 

@@ -69,7 +69,7 @@ TEST_CASE("every status has its name, and unknown values a placeholder", "[api]"
 TEST_CASE("versions: the loaded library's match the header's, and the version string is the project's",
           "[api]") {
   CHECK(flashps_api_version() == FLASHPS_API_VERSION);
-  CHECK(flashps_api_version() == 8);  // API 8: flashps_server_stats.template_captures
+  CHECK(flashps_api_version() == 8);  // API 8: flashps_server_stats.template_captures, flashps_model_params' file fields
   CHECK(flashps_abi_version() == FLASHPS_ABI_VERSION);
   const std::string version = flashps_version_string();
   CHECK_THAT(version, Catch::Matches("[0-9]+\\.[0-9]+\\.[0-9]+"));

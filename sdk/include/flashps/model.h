@@ -13,6 +13,13 @@
  * family FlashPS does not support is refused with FLASHPS_UNSUPPORTED, naming what it is and what
  * is supported.
  *
+ * Single files (API 8): the path may also name one .safetensors checkpoint (the original Stable
+ * Diffusion / SDXL keys, Black Forest Labs' or ComfyUI's Flux keys, or a file FlashPS wrote) or a
+ * .gguf file. Its type is recognised from its tensors (model_type overrides); the parts it lacks
+ * come from the component files in the params (vae_path, ...), and a missing one is refused
+ * naming the parameter to set (the CLI's --vae etc.). Pickled checkpoints (.ckpt, .pt, .bin) are
+ * refused with FLASHPS_UNSUPPORTED: loading a pickle runs code from the file.
+ *
  * Thread safety: a model handle may be used from any thread; editors and engines over one model
  * run at the same time.
  */
@@ -57,12 +64,31 @@ typedef struct flashps_model_params {
   const char* device;        /* NULL or "cpu"; "cuda" (first GPU), "cuda:N", "auto" (a GPU, else CPU) */
   flashps_progress_callback progress; /* loading progress ("load"); return 0 to cancel */
   void* user_data;
+  /* ---- added in API 8: single-file models (all NULL for a diffusers folder) ---- */
+  const char* vae_path;            /* a VAE file (Flux ae.safetensors, an SD VAE) or a diffusers vae/ folder */
+  const char* text_encoder_path;   /* CLIP-L (clip_l.safetensors) */
+  const char* text_encoder_2_path; /* Flux: T5-XXL (t5xxl_fp16 / t5xxl_fp8_e4m3fn); SDXL: CLIP-G */
+  /* NULL: recognised from the file. Else one of sd15, sd15-inpaint, sd2 (512 px, epsilon), sd2-v
+   * (768 px, v-prediction), sd2-inpaint, sdxl, sdxl-inpaint, flux-dev, flux-schnell, flux-fill;
+   * within the family the file's tensors show. */
+  const char* model_type;
+  const char* tokenizers_dir;      /* a diffusers folder with tokenizer/ (tokenizer_2/); default: beside the file */
 } flashps_model_params;
 
 FLASHPS_EXPORT flashps_model_params flashps_model_default_params(void);
-/* Loads a model folder (NULL: flashps_default_model_dir()). */
+/* Loads a model folder or single model file (NULL: flashps_default_model_dir()). */
 FLASHPS_EXPORT flashps_status flashps_model_open(const char* model_dir, const flashps_model_params* params,
                                                  flashps_model** model);
+/* What a model folder or single file is, without loading its weights (API 8; `flashps model
+ * info`): a JSON object as NUL-terminated text in a new buffer (release it with
+ * flashps_buffer_free) with keys family, variant, description, parameters, tensor_groups (the
+ * stored types of each group's tensors: F16, BF16, F8_E4M3, Q8_0, Q4_K, ...), components (each
+ * present, or a message naming the parameter to set: "no VAE in this file: pass --vae FILE"),
+ * fingerprint (as flashps_model_info reports it once loaded). params may be NULL; its API-8
+ * fields apply. A file FlashPS does not load fails as flashps_model_open would, saying what it
+ * looks like. */
+FLASHPS_EXPORT flashps_status flashps_model_describe(const char* path, const flashps_model_params* params,
+                                                     char** json);
 /* Drops this handle's reference; editors and engines opened over the model keep theirs. NULL is fine. */
 FLASHPS_EXPORT void flashps_model_free(flashps_model* model);
 /* Strings point into the model handle (valid until it is freed). */

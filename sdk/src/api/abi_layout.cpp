@@ -111,6 +111,9 @@ static_assert(sizeof(flashps_server_stats) == 72);
 
 // ---- structs new in API 6 ----
 static_assert(kModelParamsV6Size == 40);
+static_assert(offsetof(flashps_model_params, vae_path) == 40);  // API 8
+static_assert(offsetof(flashps_model_params, tokenizers_dir) == 72);
+static_assert(sizeof(flashps_model_params) == 80);
 
 // Enums are int-sized in both C and C++ (the structs above hold them).
 static_assert(sizeof(flashps_status) == 4 && sizeof(flashps_cache_mode) == 4 && sizeof(flashps_log_level) == 4);

@@ -37,7 +37,7 @@ constexpr size_t kBrushV2Size = sizeof(flashps_brush);
 constexpr size_t kServerParamsV3Size = offsetof(flashps_server_params, listen_fd);
 constexpr size_t kServerStatsV3Size = offsetof(flashps_server_stats, template_captures);
 
-// ---- structs new in API 6 (model.h) ----
-constexpr size_t kModelParamsV6Size = sizeof(flashps_model_params);
+// ---- structs new in API 6 (model.h), flashps_model_params grown in API 8 ----
+constexpr size_t kModelParamsV6Size = offsetof(flashps_model_params, vae_path);
 
 }  // namespace flashps::api

@@ -80,7 +80,7 @@ std::vector<serve::EngineDevice> load_devices(flashps_engine& handle, std::share
   std::map<std::string, std::shared_ptr<flashps::InpaintModel>> models{{model->device().str(), model}};
   for (const at::Device& device : devices) {
     std::shared_ptr<flashps::InpaintModel>& weights = models[device.str()];
-    if (!weights) weights = flashps::load_model(model->model_dir(), {model->dtype(), device});
+    if (!weights) weights = flashps::load_model(model->model_dir(), {model->dtype(), device, model->files()});
     std::shared_ptr<flashps::InpaintPipeline> pipeline = weights->new_pipeline(handle.store);
     if (!handle.first_pipeline) {
       handle.first_pipeline = pipeline;

@@ -1,6 +1,8 @@
 // flashps/model.h: models — a family detected by the registry (pipeline/family_registry.h) and its
 // weights loaded once; editors and engines take references to them.
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "api/abi_layout.h"
@@ -11,6 +13,7 @@
 #include "core/diagnostics/error.h"
 #include "flashps/flashps.h"
 #include "pipeline/family_registry.h"
+#include "pipeline/model_description.h"
 #include "serve/device_selection.h"
 
 namespace flashps::api {
@@ -32,6 +35,18 @@ class LoadProgress {
   void* user_data_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
+
+std::string text_or_empty(const char* value) { return value ? std::string(value) : std::string(); }
+
+ModelFiles model_files_of(const flashps_model_params& params) {
+  ModelFiles files;
+  files.vae = text_or_empty(params.vae_path);
+  files.text_encoder = text_or_empty(params.text_encoder_path);
+  files.text_encoder_2 = text_or_empty(params.text_encoder_2_path);
+  files.model_type = text_or_empty(params.model_type);
+  files.tokenizers_dir = text_or_empty(params.tokenizers_dir);
+  return files;
+}
 
 }  // namespace
 
@@ -60,6 +75,7 @@ std::unique_ptr<flashps_model> open_model(const char* model_dir, const flashps_m
   ModelLoadOptions options;
   options.dtype = params.bf16 ? at::kBFloat16 : at::kFloat;
   options.device = params.device ? serve::select_device(params.device) : at::Device(at::kCPU);
+  options.files = model_files_of(params);
   auto handle = std::make_unique<flashps_model>();
   handle->model = load_model(model_dir ? model_dir : app::default_model().dir, options);
   handle->device = options.device.str();
@@ -92,6 +108,8 @@ flashps_model_params flashps_model_default_params(void) {
   params.device = nullptr;
   params.progress = nullptr;
   params.user_data = nullptr;
+  params.vae_path = params.text_encoder_path = params.text_encoder_2_path = nullptr;
+  params.model_type = params.tokenizers_dir = nullptr;
   return params;
 }
 
@@ -102,8 +120,27 @@ flashps_status flashps_model_open(const char* model_dir, const flashps_model_par
   flashps_model_params params = flashps_model_default_params();
   if (!flashps::api::read_params(given, flashps::api::kModelParamsV6Size, params, function, "flashps_model_params"))
     return FLASHPS_INVALID_ARGUMENT;
-  if (model_dir && !*model_dir) return invalid(function, "model_dir is \"\": give a folder, or NULL for the default");
+  if (model_dir && !*model_dir)
+    return invalid(function, "model_dir is \"\": give a folder or model file, or NULL for the default");
   return guarded([&] { *model = flashps::api::open_model(model_dir, params).release(); });
+}
+
+flashps_status flashps_model_describe(const char* path, const flashps_model_params* given, char** json) {
+  const char* const function = "flashps_model_describe";
+  if (!json) return invalid(function, "json (the output) is NULL");
+  *json = nullptr;
+  if (!path || !*path) return invalid(function, "path is empty: give a model folder or file");
+  flashps_model_params params = flashps_model_default_params();
+  if (given && !flashps::api::read_params(given, flashps::api::kModelParamsV6Size, params, function,
+                                          "flashps_model_params"))
+    return FLASHPS_INVALID_ARGUMENT;
+  return guarded([&] {
+    const std::string text = flashps::inspect_model(path, flashps::api::model_files_of(params)).dump(2);
+    char* buffer = static_cast<char*>(std::malloc(text.size() + 1));
+    if (!buffer) throw std::bad_alloc();
+    std::memcpy(buffer, text.c_str(), text.size() + 1);
+    *json = buffer;
+  });
 }
 
 void flashps_model_free(flashps_model* model) { delete model; }

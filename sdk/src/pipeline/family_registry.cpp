@@ -7,6 +7,7 @@
 #include "core/diagnostics/error.h"
 #include "core/files/json_file.h"
 #include "pipeline/flux/flux_family.h"
+#include "pipeline/release_configs.h"
 #include "pipeline/stable_diffusion/sd_family.h"
 
 namespace flashps {
@@ -56,19 +57,67 @@ std::string supported_list(const std::vector<FamilyEntry>& families) {
   return "supported: " + list;
 }
 
+// A single file: recognised from its tensors; its model_index.json is the one it carries (files
+// FlashPS wrote) or its release's.
+ModelSource read_single_file(const std::string& path, const ModelFiles& files) {
+  const std::pair<const char*, const std::string*> given[] = {
+      {"--vae", &files.vae}, {"--text-encoder", &files.text_encoder}, {"--text-encoder-2", &files.text_encoder_2}};
+  for (const auto& [flag, file] : given)
+    if (!file->empty() && !fs::exists(*file)) throw NotFoundError(std::string(flag) + " " + *file + ": does not exist");
+  if (!files.tokenizers_dir.empty() && !fs::is_directory(files.tokenizers_dir))
+    throw NotFoundError("--tokenizers " + files.tokenizers_dir + ": not a folder");
+  ModelSource source;
+  source.path = path;
+  source.files = files;
+  source.file = open_checkpoint_source(path);
+  source.recognised = recognise_checkpoint(*source.file, files.model_type);
+  source.index = source.config("model_index.json");
+  if (source.index.is_null()) source.index = release_file(*source.recognised.type, "model_index.json");
+  if (!source.index.is_object())
+    throw CorruptDataError(source.config_source("model_index.json") + ": must hold a JSON object");
+  source.pipeline_class = source.index.value("_class_name", std::string());
+  return source;
+}
+
 }  // namespace
 
 std::string ModelSource::component_class(const std::string& component) const {
+  if (is_file()) {
+    const nlohmann::json json = config(component + "/config.json");
+    return json.is_object() ? json.value("_class_name", std::string()) : std::string();
+  }
   const fs::path config = fs::path(path) / component / "config.json";
   if (!fs::is_regular_file(config)) return "";
   const nlohmann::json json = read_json_file(config.string());
   return json.is_object() ? json.value("_class_name", std::string()) : std::string();
 }
 
-bool ModelSource::has_file(const std::string& relative) const { return fs::exists(fs::path(path) / relative); }
+bool ModelSource::has_file(const std::string& relative) const {
+  if (is_file()) return !config(relative).is_null() || !file->carried_text(relative).empty();
+  return fs::exists(fs::path(path) / relative);
+}
 
-ModelSource ModelSource::read(const std::string& path) {
-  if (!fs::is_directory(path)) throw NotFoundError(path + ": model folder does not exist");
+nlohmann::json ModelSource::config(const std::string& relative) const {
+  if (!is_file()) {
+    const fs::path json = fs::path(path) / relative;
+    return fs::exists(json) ? read_json_file(json.string()) : nlohmann::json(nullptr);
+  }
+  if (recognised.written_by_flashps) return file->carried_json(relative);
+  return release_file(*recognised.type, relative);
+}
+
+std::string ModelSource::config_source(const std::string& relative) const {
+  if (!is_file()) return (fs::path(path) / relative).string();
+  if (recognised.written_by_flashps) return path + " (flashps.files: " + relative + ")";
+  return path + " (" + recognised.type->release + "'s " + relative + ", built in)";
+}
+
+ModelSource ModelSource::read(const std::string& path, const ModelFiles& files) {
+  if (fs::is_regular_file(path)) return read_single_file(path, files);
+  if (!fs::is_directory(path)) throw NotFoundError(path + ": model folder or file does not exist");
+  if (!files.empty())
+    throw InvalidArgumentError(path + ": --vae, --text-encoder, --text-encoder-2, --model-type and --tokenizers "
+                               "apply to single-file models; a diffusers folder's components are its subfolders");
   ModelSource source;
   source.path = path;
   const fs::path index_path = fs::path(path) / "model_index.json";
@@ -106,8 +155,10 @@ void unregister_model_family(const std::string& name) {
                  families.end());
 }
 
-FamilyEntry detect_model_family(const std::string& path) {
-  const ModelSource source = ModelSource::read(path);
+FamilyEntry detect_model_family(const std::string& path) { return detect_model_family(ModelSource::read(path)); }
+
+FamilyEntry detect_model_family(const ModelSource& source) {
+  const std::string& path = source.path;
   const std::vector<FamilyEntry> families = model_families();
   for (const KnownUnsupported& known : kKnownUnsupported)
     if (source.pipeline_class.rfind(known.class_prefix, 0) == 0)
@@ -116,15 +167,16 @@ FamilyEntry detect_model_family(const std::string& path) {
   for (const FamilyEntry& family : families)
     if (family.recognises(source)) return family;
   if (!source.pipeline_class.empty())
-    throw UnsupportedError(path + "/model_index.json: pipeline class \"" + source.pipeline_class +
+    throw UnsupportedError((source.is_file() ? source.config_source("model_index.json") : path + "/model_index.json") +
+                           ": pipeline class \"" + source.pipeline_class +
                            "\" is not one FlashPS supports (" + supported_list(families) + ")");
   throw NotFoundError(path + ": not a model folder: no model_index.json naming a pipeline, and no family recognises "
                       "its files (no transformer/config.json; " + supported_list(families) + ")");
 }
 
 std::shared_ptr<InpaintModel> load_model(const std::string& path, const ModelLoadOptions& options) {
-  const FamilyEntry family = detect_model_family(path);
-  return family.load(ModelSource::read(path), options);
+  const ModelSource source = ModelSource::read(path, options.files);
+  return detect_model_family(source).load(source, options);
 }
 
 void check_request_for(const InpaintModel& model, const EditRequest& request) {

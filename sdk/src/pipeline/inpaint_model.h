@@ -52,9 +52,22 @@ class InpaintPipeline : public StepwisePipeline {
   virtual const std::string& fingerprint() const = 0;  // the model's part of capture ids
 };
 
+// What is given beside a single-file model (--vae, --text-encoder, --text-encoder-2,
+// --model-type, --tokenizers); all empty for a diffusers folder.
+struct ModelFiles {
+  std::string vae, text_encoder, text_encoder_2;  // component files (or diffusers component folders)
+  std::string model_type;      // pipeline/model_type.h's names; "" = recognised from the file
+  std::string tokenizers_dir;  // a diffusers folder holding tokenizer/ (and tokenizer_2/)
+  bool empty() const {
+    return vae.empty() && text_encoder.empty() && text_encoder_2.empty() && model_type.empty() &&
+           tokenizers_dir.empty();
+  }
+};
+
 struct ModelLoadOptions {
   at::ScalarType dtype = at::kFloat;
   at::Device device = at::Device(at::kCPU);
+  ModelFiles files;
 };
 
 // A model's weights on one device, loaded once. Thread-safe: pipelines made from it on different
@@ -64,7 +77,12 @@ class InpaintModel {
   virtual ~InpaintModel() = default;
   virtual const FamilyEntry& family() const = 0;
   virtual ModelCapabilities capabilities() const = 0;
-  virtual const std::string& model_dir() const = 0;
+  virtual const std::string& model_dir() const = 0;  // the folder or file loaded
+  // The files given beside it, so another device loads the same model (empty for a folder).
+  virtual const ModelFiles& files() const {
+    static const ModelFiles none;
+    return none;
+  }
   virtual const std::string& fingerprint() const = 0;  // hash of configs and weight headers
   virtual at::Device device() const = 0;
   virtual at::ScalarType dtype() const = 0;

@@ -13,4 +13,9 @@ namespace flashps {
 // safetensors), so a misnamed file still opens; errors name the file and say what it looks like.
 std::unique_ptr<CheckpointTensors> open_checkpoint_file(const std::string& path);
 
+// Throws UnsupportedError saying why and what to convert with when `path` is a pickled PyTorch
+// checkpoint, by its name (.ckpt, .pt, .pth, .bin) or its content (a zip archive, as torch.save
+// writes, or a raw pickle stream), however it is named.
+void refuse_pickled_checkpoint(const std::string& path);
+
 }  // namespace flashps

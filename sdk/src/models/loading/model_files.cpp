@@ -75,4 +75,17 @@ std::string model_fingerprint(const std::string& dir, const std::vector<std::str
   return hasher.hex();
 }
 
+void fingerprint_stored_tensor(ContentHasher& hasher, const std::string& name, const std::vector<int64_t>& shape,
+                               const std::string& stored_as, const uint8_t* bytes, size_t byte_size) {
+  constexpr size_t kSample = 64;
+  hasher.update(name);
+  hasher.update(shape.data(), shape.size() * sizeof(int64_t));
+  hasher.update(stored_as);
+  const uint64_t size = byte_size;
+  hasher.update(&size, sizeof(size));
+  const size_t middle = byte_size / 2 > kSample / 2 ? byte_size / 2 - kSample / 2 : 0;
+  const size_t tail = byte_size > kSample ? byte_size - kSample : 0;
+  for (const size_t offset : {size_t{0}, middle, tail}) hasher.update(bytes + offset, std::min(kSample, byte_size - offset));
+}
+
 }  // namespace flashps

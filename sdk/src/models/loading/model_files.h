@@ -24,4 +24,13 @@ std::vector<std::shared_ptr<const SafetensorsFile>> open_component_weights(
 std::string model_fingerprint(const std::string& dir, const std::vector<std::string>& components,
                               const std::vector<std::string>& weighted);
 
+class ContentHasher;
+
+// One tensor of a model file, as stored, into a fingerprint (single files, GGUF, component
+// files): its name, shape, stored type ("F16", "Q8_0", "F8_E4M3", ...), byte size and bytes
+// sampled at its start, middle and end, so the same weights stored another way (f16 or Q8_0)
+// or retrained differ.
+void fingerprint_stored_tensor(ContentHasher& hasher, const std::string& name, const std::vector<int64_t>& shape,
+                               const std::string& stored_as, const uint8_t* bytes, size_t byte_size);
+
 }  // namespace flashps

@@ -28,6 +28,7 @@ class FluxModel final : public InpaintModel {
     return capabilities;
   }
   const std::string& model_dir() const override { return weights_->components().model_dir; }
+  const ModelFiles& files() const override { return weights_->components().files; }
   const std::string& fingerprint() const override { return weights_->components().fingerprint; }
   at::Device device() const override { return weights_->device(); }
   at::ScalarType dtype() const override { return weights_->components().transformer->dtype(); }
@@ -51,8 +52,10 @@ bool recognises_flux(const ModelSource& source) {
 const FamilyEntry& flux_family() {
   static const FamilyEntry family{
       "flux", "Flux", 1 /* FLASHPS_FAMILY_FLUX */,
-      "Flux (FluxTransformer2DModel folders: FLUX.1 dev, schnell and Fill, and the bundled model)", recognises_flux,
+      "Flux (FluxTransformer2DModel folders and single files: FLUX.1 dev, schnell and Fill, and the bundled model)", recognises_flux,
       [](const ModelSource& source, const ModelLoadOptions& options) -> std::shared_ptr<InpaintModel> {
+        if (source.is_file())
+          return std::make_shared<FluxModel>(FluxInpaintPipeline::load(source, options.dtype, nullptr, options.device));
         return std::make_shared<FluxModel>(FluxInpaintPipeline::load(source.path, options.dtype, nullptr, options.device));
       }};
   return family;

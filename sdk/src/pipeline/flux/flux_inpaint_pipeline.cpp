@@ -34,6 +34,60 @@ FluxInpaintPipeline::FluxInpaintPipeline(FluxPipelineComponents components,
 
 FluxInpaintPipeline::~FluxInpaintPipeline() = default;
 
+void apply_flux_model_index(FluxPipelineComponents& components, const nlohmann::json& index,
+                            const std::string& index_source) {
+  const auto native = index.find("_flashps_native_size");
+  if (native != index.end()) {
+    if (!native->is_number_integer() || native->get<int>() < 16)
+      throw CorruptDataError(index_source + ": _flashps_native_size must be an integer of at least 16");
+    components.native_size = native->get<int>();
+  }
+  components.unconditional = index.value("_flashps_unconditional", false);
+  const std::string prediction = index.value("_flashps_prediction_type", std::string("velocity"));
+  if (prediction != "velocity" && prediction != "sample")
+    throw CorruptDataError(index_source +
+                           ": _flashps_prediction_type must be \"velocity\" or \"sample\", got \"" + prediction +
+                           "\"");
+  components.predicts_sample = prediction == "sample";
+  components.masked_image_fill = parse_masked_image_fill(
+      index.value("_flashps_masked_image_fill", std::string("neutral")), index_source);
+  const auto texture = index.find("_flashps_texture_transfer");
+  if (texture != index.end()) {
+    if (!texture->is_boolean())
+      throw CorruptDataError(index_source + ": _flashps_texture_transfer must be true or false");
+    components.texture_transfer = texture->get<bool>();
+  }
+  components.default_steps = default_steps_of(index, index_source);
+}
+
+void check_flux_text_fits(const FluxPipelineComponents& components, const std::string& source) {
+  if (components.text.present()) {
+    const FluxConfig& transformer = components.transformer->config();
+    const int64_t t5_width = components.text.text_encoder_2->config().d_model;
+    const int64_t clip_width = components.text.text_encoder->config().hidden_size;
+    if (t5_width != transformer.joint_attention_dim || clip_width != transformer.pooled_projection_dim)
+      throw CorruptDataError(source + ": the text encoders do not fit the transformer: text_encoder_2's d_model " +
+                             std::to_string(t5_width) + " must be its joint_attention_dim " +
+                             std::to_string(transformer.joint_attention_dim) + ", text_encoder's hidden_size " +
+                             std::to_string(clip_width) + " its pooled_projection_dim " +
+                             std::to_string(transformer.pooled_projection_dim));
+  }
+}
+
+void move_flux_components(FluxPipelineComponents& components, at::Device device) {
+  if (device.is_cpu()) return;
+  components.transformer->to(device);
+  components.vae->to_device(device);
+  if (components.text.present()) {
+    components.text.text_encoder->to(device);
+    components.text.text_encoder_2->to(device);
+  }
+}
+
+std::string FluxInpaintPipeline::folder_fingerprint(const std::string& model_dir) {
+  return model_fingerprint(model_dir, {"transformer", "vae", "scheduler"}, {"transformer", "vae"});
+}
+
 std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string& model_dir,
                                                                at::ScalarType dtype,
                                                                std::shared_ptr<engine::CaptureStore> store,
@@ -53,53 +107,15 @@ std::unique_ptr<FluxInpaintPipeline> FluxInpaintPipeline::load(const std::string
   if (fs::exists(empty_prompt)) components.empty_prompt = load_conditioning(empty_prompt.string());
   const FluxConfig& config = components.transformer->config();
   components.default_guidance = config.in_channels > config.out_channels ? 30.0 : 3.5;
-  components.fingerprint = model_fingerprint(model_dir, {"transformer", "vae", "scheduler"}, {"transformer", "vae"});
+  components.fingerprint = folder_fingerprint(model_dir);
   const fs::path model_index = fs::path(model_dir) / "model_index.json";
   if (fs::exists(model_index)) {
     const nlohmann::json index = read_json_file(model_index.string());
     components.text = load_flux_text_encoders(model_dir, index, model_index.string(), dtype);
-    if (components.text.present()) {
-      const FluxConfig& transformer = components.transformer->config();
-      const int64_t t5_width = components.text.text_encoder_2->config().d_model;
-      const int64_t clip_width = components.text.text_encoder->config().hidden_size;
-      if (t5_width != transformer.joint_attention_dim || clip_width != transformer.pooled_projection_dim)
-        throw CorruptDataError(model_dir + ": the text encoders do not fit the transformer: text_encoder_2's d_model " +
-                               std::to_string(t5_width) + " must be its joint_attention_dim " +
-                               std::to_string(transformer.joint_attention_dim) + ", text_encoder's hidden_size " +
-                               std::to_string(clip_width) + " its pooled_projection_dim " +
-                               std::to_string(transformer.pooled_projection_dim));
-    }
-    const auto native = index.find("_flashps_native_size");
-    if (native != index.end()) {
-      if (!native->is_number_integer() || native->get<int>() < 16)
-        throw CorruptDataError(model_index.string() + ": _flashps_native_size must be an integer of at least 16");
-      components.native_size = native->get<int>();
-    }
-    components.unconditional = index.value("_flashps_unconditional", false);
-    const std::string prediction = index.value("_flashps_prediction_type", std::string("velocity"));
-    if (prediction != "velocity" && prediction != "sample")
-      throw CorruptDataError(model_index.string() +
-                             ": _flashps_prediction_type must be \"velocity\" or \"sample\", got \"" + prediction +
-                             "\"");
-    components.predicts_sample = prediction == "sample";
-    components.masked_image_fill = parse_masked_image_fill(
-        index.value("_flashps_masked_image_fill", std::string("neutral")), model_index.string());
-    const auto texture = index.find("_flashps_texture_transfer");
-    if (texture != index.end()) {
-      if (!texture->is_boolean())
-        throw CorruptDataError(model_index.string() + ": _flashps_texture_transfer must be true or false");
-      components.texture_transfer = texture->get<bool>();
-    }
-    components.default_steps = default_steps_of(index, model_index.string());
+    check_flux_text_fits(components, model_dir);
+    apply_flux_model_index(components, index, model_index.string());
   }
-  if (!device.is_cpu()) {
-    components.transformer->to(device);
-    components.vae->to_device(device);
-    if (components.text.present()) {
-      components.text.text_encoder->to(device);
-      components.text.text_encoder_2->to(device);
-    }
-  }
+  move_flux_components(components, device);
   return std::make_unique<FluxInpaintPipeline>(std::move(components), std::move(store));
 }
 

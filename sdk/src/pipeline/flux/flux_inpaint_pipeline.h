@@ -11,6 +11,7 @@
 // computes only the masked tokens and takes the rest from the capture.
 #pragma once
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "engine/capture.h"
@@ -21,6 +22,7 @@
 #include "pipeline/edit_types.h"
 #include "pipeline/flux/fill_conditioning.h"
 #include "pipeline/inpaint_loop.h"
+#include "pipeline/inpaint_model.h"
 #include "pipeline/flux/flux_text_encoding.h"
 #include "schedulers/scheduler.h"
 
@@ -34,7 +36,8 @@ struct FluxPipelineComponents {
   std::shared_ptr<const Scheduler> scheduler;  // each job runs a clone
   Conditioning empty_prompt;  // stored embeddings for models without a text encoder
   FluxTextEncoders text;      // CLIP + T5 of folders that have them (FluxPipeline's encode_prompt)
-  std::string model_dir;
+  std::string model_dir;    // the folder, or the single file
+  ModelFiles files;         // given beside a single file
   std::string fingerprint;  // hash of configs and weight headers
   double default_guidance = 30.0;
   int native_size = 0;  // pixels per side the model was trained at (model_index.json), 0 = any
@@ -51,6 +54,15 @@ struct FluxPipelineComponents {
   int default_steps = 28;
 };
 
+struct ModelSource;
+
+// Shared by the folder and single-file loaders: model_index.json's "_flashps_*" settings, the
+// check that the text encoders fit the transformer, the move to a device.
+void apply_flux_model_index(FluxPipelineComponents& components, const nlohmann::json& index,
+                            const std::string& index_source);
+void check_flux_text_fits(const FluxPipelineComponents& components, const std::string& source);
+void move_flux_components(FluxPipelineComponents& components, at::Device device);
+
 class FluxInpaintPipeline final : public InpaintLoop {
  public:
   // Loads a diffusers-layout folder onto `device`: its models, latents and cache replays live
@@ -59,7 +71,14 @@ class FluxInpaintPipeline final : public InpaintLoop {
   static std::unique_ptr<FluxInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype,
                                                    std::shared_ptr<engine::CaptureStore> store = nullptr,
                                                    at::Device device = at::Device(at::kCPU));
+  // Loads a single-file model (ModelSource::read: a .safetensors or .gguf file, its configs
+  // carried or built in, component files beside it); flux_file_loading.cpp.
+  static std::unique_ptr<FluxInpaintPipeline> load(const ModelSource& source, at::ScalarType dtype,
+                                                   std::shared_ptr<engine::CaptureStore> store = nullptr,
+                                                   at::Device device = at::Device(at::kCPU));
   FluxInpaintPipeline(FluxPipelineComponents components, std::shared_ptr<engine::CaptureStore> store);
+  // A folder's fingerprint as load() computes it (flashps model info shows it without loading).
+  static std::string folder_fingerprint(const std::string& model_dir);
   ~FluxInpaintPipeline();
 
   // Editing, stepwise editing, templates and the store: pipeline/inpaint_loop.h.
@@ -68,7 +87,7 @@ class FluxInpaintPipeline final : public InpaintLoop {
   bool is_unconditional() const { return components_.unconditional; }
   // Whether edits copy fine detail from the surroundings unless a request says (texture_transfer).
   bool recommends_texture_transfer() const override { return components_.texture_transfer; }
-  at::Device device() const override { return components_.transformer->proj_out->weight.device(); }
+  at::Device device() const override { return components_.transformer->proj_out->weight_device(); }
   bool is_fill() const { return components_.transformer->config().is_fill() || fill_layout_; }
   bool has_text_encoder() const { return components_.text.present(); }
   int64_t vae_scale_factor() const;

@@ -26,6 +26,7 @@ class StableDiffusionModel final : public InpaintModel {
     return capabilities;
   }
   const std::string& model_dir() const override { return weights_->components().model_dir; }
+  const ModelFiles& files() const override { return weights_->components().files; }
   const std::string& fingerprint() const override { return weights_->components().fingerprint; }
   at::Device device() const override { return weights_->device(); }
   at::ScalarType dtype() const override { return weights_->components().unet->dtype(); }
@@ -42,9 +43,12 @@ class StableDiffusionModel final : public InpaintModel {
 const FamilyEntry& stable_diffusion_family() {
   static const FamilyEntry family{
       "stable-diffusion", "Stable Diffusion", 2 /* FLASHPS_FAMILY_STABLE_DIFFUSION */,
-      "Stable Diffusion 1.x, 2.x and XL (StableDiffusion*Pipeline folders with a UNet2DConditionModel)",
+      "Stable Diffusion 1.x, 2.x and XL (StableDiffusion*Pipeline folders with a UNet2DConditionModel, and single files)",
       [](const ModelSource& source) { return source.pipeline_class.rfind("StableDiffusion", 0) == 0; },
       [](const ModelSource& source, const ModelLoadOptions& options) -> std::shared_ptr<InpaintModel> {
+        if (source.is_file())
+          return std::make_shared<StableDiffusionModel>(
+              SDInpaintPipeline::load(source, options.dtype, nullptr, options.device));
         return std::make_shared<StableDiffusionModel>(
             SDInpaintPipeline::load(source.path, options.dtype, nullptr, options.device));
       }};

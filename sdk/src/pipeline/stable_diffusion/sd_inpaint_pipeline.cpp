@@ -37,6 +37,12 @@ int64_t SDInpaintPipeline::size_multiple() const {
   return components_.vae->scale_factor() * (int64_t(1) << (components_.unet->config().block_out_channels.size() - 1));
 }
 
+std::string SDInpaintPipeline::folder_fingerprint(const std::string& model_dir) {
+  return model_fingerprint(
+      model_dir, {"unet", "vae", "scheduler", "text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2"},
+      {"unet", "vae", "text_encoder", "text_encoder_2"});
+}
+
 std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& model_dir, at::ScalarType dtype,
                                                            std::shared_ptr<engine::CaptureStore> store,
                                                            at::Device device) {
@@ -75,9 +81,7 @@ std::unique_ptr<SDInpaintPipeline> SDInpaintPipeline::load(const std::string& mo
     components.text.text_encoder->to(device);
     if (components.text.text_encoder_2) components.text.text_encoder_2->to(device);
   }
-  components.fingerprint = model_fingerprint(
-      model_dir, {"unet", "vae", "scheduler", "text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2"},
-      {"unet", "vae", "text_encoder", "text_encoder_2"});
+  components.fingerprint = folder_fingerprint(model_dir);
   return std::make_unique<SDInpaintPipeline>(std::move(components), std::move(store));
 }
 

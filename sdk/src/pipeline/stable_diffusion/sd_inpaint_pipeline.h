@@ -30,19 +30,22 @@
 #include "models/vae/image_autoencoder.h"
 #include "pipeline/edit_job.h"
 #include "pipeline/inpaint_loop.h"
+#include "pipeline/inpaint_model.h"
 #include "pipeline/stable_diffusion/sd_text_encoding.h"
 #include "schedulers/scheduler.h"
 
 namespace flashps {
 
 struct SDEditJob;
+struct ModelSource;
 
 struct SDPipelineComponents {
   UNet2DConditionModel unet{nullptr};
   std::shared_ptr<ImageAutoencoder> vae;
   SDTextEncoders text;
   std::shared_ptr<const Scheduler> scheduler;  // each job runs a clone
-  std::string model_dir;
+  std::string model_dir;    // the folder, or the single file
+  ModelFiles files;         // given beside a single file
   std::string fingerprint;  // hash of configs and weight headers (activation-cache identity)
   bool force_zeros_for_empty_prompt = false;
   double default_guidance = 7.5;
@@ -56,6 +59,12 @@ class SDInpaintPipeline final : public InpaintLoop {
   // folder and the missing or unsupported component. `store` keeps template captures (default:
   // in memory).
   static std::unique_ptr<SDInpaintPipeline> load(const std::string& model_dir, at::ScalarType dtype,
+                                                 std::shared_ptr<engine::CaptureStore> store = nullptr,
+                                                 at::Device device = at::Device(at::kCPU));
+  // A folder's fingerprint as load() computes it (flashps model info shows it without loading).
+  static std::string folder_fingerprint(const std::string& model_dir);
+  // Loads a single-file model (ModelSource::read); sd_file_loading.cpp.
+  static std::unique_ptr<SDInpaintPipeline> load(const ModelSource& source, at::ScalarType dtype,
                                                  std::shared_ptr<engine::CaptureStore> store = nullptr,
                                                  at::Device device = at::Device(at::kCPU));
   explicit SDInpaintPipeline(SDPipelineComponents components, std::shared_ptr<engine::CaptureStore> store = nullptr);
