@@ -76,8 +76,10 @@ UNetConfig parse_unet_config(const nlohmann::json& config, const std::string& so
     throw Error(source_name + ": mid_block_type must be UNetMidBlock2DCrossAttn");
   for (const char* key : {"class_embed_type", "encoder_hid_dim_type", "time_cond_proj_dim"})
     if (config.contains(key) && !config[key].is_null()) throw Error(source_name + ": '" + key + "' is not supported");
-  for (const char* key : {"dual_cross_attention", "only_cross_attention", "upcast_attention"})
+  for (const char* key : {"dual_cross_attention", "only_cross_attention"})
     if (config.value(key, false)) throw Error(source_name + ": '" + key + "' is not supported");
+  // upcast_attention (SD 2.1) keeps float16 attention scores from overflowing; FlashPS computes
+  // them in float32 or bfloat16, whose range is float32's, so it changes nothing here.
   if (config.value("resnet_time_scale_shift", std::string("default")) != "default")
     throw Error(source_name + ": resnet_time_scale_shift must be \"default\"");
   // Bounds before anything is allocated from these numbers (SDXL: [320, 640, 1280], 10
