@@ -13,27 +13,13 @@
 #include "models/flux/flux_bfl_layout.h"
 #include "models/flux/flux_transformer.h"
 #include "models/loading/checkpoint_file.h"
+#include "support/fixture_report_checks.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
 using namespace flashps;
 
 namespace {
-
-void require_all_cases_pass(const std::filesystem::path& dir) {
-  const dev::FixtureReport report = dev::run_fixture(dir.string());
-  REQUIRE(report.skipped.empty());
-  REQUIRE(!report.cases.empty());
-  for (const auto& result : report.cases) {
-    INFO("case " << result.name << (result.error.empty() ? "" : ": " + result.error));
-    REQUIRE(result.error.empty());
-    for (const auto& output : result.outputs) {
-      INFO("output " << output.output << " max abs error " << output.max_abs_error << " (worst error/tolerance "
-                     << output.worst_ratio << ")");
-      CHECK(output.passed);
-    }
-  }
-}
 
 KeyPiece expected_piece(const std::string& stored_key, const std::string& transform) {
   static const std::regex rows(R"(rows \[(\d+), (\d+)\))");
@@ -92,13 +78,13 @@ TEST_CASE("a BFL single file loads bit-identical to its diffusers folder", "[flu
 
 TEST_CASE("Flux single-file fixtures (float32, float8) match diffusers", "[flux][checkpoints][fixture]") {
   FLASHPS_REQUIRE_FIXTURE(dir, "single_file_flux_fill_tiny");
-  require_all_cases_pass(dir);
+  test::require_all_cases_pass(dev::run_fixture(dir.string()));
 }
 
 TEST_CASE("Flux GGUF fixtures (F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) match diffusers on their weights",
           "[flux][checkpoints][fixture]") {
   FLASHPS_REQUIRE_FIXTURE(dir, "gguf_flux_fill_tiny");
-  require_all_cases_pass(dir);
+  test::require_all_cases_pass(dev::run_fixture(dir.string()));
 }
 
 TEST_CASE("checkpoint files that cannot be loaded say why", "[checkpoints]") {

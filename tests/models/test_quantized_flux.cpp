@@ -12,6 +12,7 @@
 #include "models/common/layers.h"
 #include "models/flux/flux_transformer.h"
 #include "models/loading/checkpoint_file.h"
+#include "support/fixture_report_checks.h"
 #include "support/fixtures.h"
 
 using namespace flashps;
@@ -61,16 +62,7 @@ int64_t require_cases_pass_kept_quantized(const fs::path& dir) {
                                           set.input_tensor(fixture_case, "txt_ids"),
                                           set.input_tensor(fixture_case, "guidance"))}};
   });
-  REQUIRE(!report.cases.empty());
-  for (const auto& result : report.cases) {
-    INFO("case " << result.name << (result.error.empty() ? "" : ": " + result.error));
-    REQUIRE(result.error.empty());
-    for (const auto& output : result.outputs) {
-      INFO("output " << output.output << " max abs error " << output.max_abs_error << " (worst error/tolerance "
-                     << output.worst_ratio << ")");
-      CHECK(output.passed);
-    }
-  }
+  test::require_all_cases_pass(report);
   return quantized_layers;
 }
 
