@@ -15,6 +15,7 @@
 #include "dev/fixture_runners.h"
 #include "models/loading/checkpoint_file.h"
 #include "models/loading/checkpoint_prefix.h"
+#include "support/fixture_kinds.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
@@ -58,23 +59,10 @@ std::shared_ptr<torch::nn::Module> load_from_folder(const std::string& class_nam
   return nullptr;
 }
 
-std::vector<std::filesystem::path> fixtures_of_kind(const std::string& kind) {
-  std::vector<std::filesystem::path> found;
-  const auto root = test::fixtures_root();
-  if (!root) return found;
-  for (const auto& entry : std::filesystem::directory_iterator(*root)) {
-    const auto cases = entry.path() / "cases.json";
-    if (!std::filesystem::is_regular_file(cases)) continue;
-    const nlohmann::json index = read_json_file(cases.string());
-    if (index.is_object() && index.value("kind", "") == kind) found.push_back(entry.path());
-  }
-  return found;
-}
-
 }  // namespace
 
 TEST_CASE("single-file fixtures pass every case through their components", "[checkpoints][sd][fixture]") {
-  const auto fixtures = fixtures_of_kind("single_file");
+  const auto fixtures = test::fixture_dirs_of_kind("single_file");
   if (fixtures.empty()) {
     WARN("SKIPPED: no single_file fixtures (set FLASHPS_FIXTURES_DIR or place ../shared/fixtures beside the repository)");
     return;
@@ -97,7 +85,7 @@ TEST_CASE("single-file fixtures pass every case through their components", "[che
 
 TEST_CASE("a single file's components load bit-identical to their diffusers folders", "[checkpoints][sd][fixture]") {
   size_t compared = 0;
-  for (const auto& dir : fixtures_of_kind("single_file")) {
+  for (const auto& dir : test::fixture_dirs_of_kind("single_file")) {
     const nlohmann::json index = read_json_file((dir / "cases.json").string());
     if (!index.contains("checkpoint")) continue;  // per-case files (Flux): test_flux_checkpoints.cpp
     std::shared_ptr<const CheckpointTensors> file =
