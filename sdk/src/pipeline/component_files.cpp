@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/diagnostics/error.h"
+#include "core/files/scratch_folder.h"
 #include "models/loading/checkpoint_prefix.h"
 #include "models/loading/weights.h"
 #include "models/vae/autoencoder_kl.h"
@@ -198,9 +199,8 @@ TokenizerFolder::TokenizerFolder(const ModelSource& source, const std::string& t
     path_ = tokenizer_folder(source, tokenizer);
     return;
   }
-  char folder[] = "/tmp/flashps-tokenizer-XXXXXX";
-  if (!::mkdtemp(folder)) throw IoError("cannot create a temporary folder for " + source.path + "'s " + tokenizer);
-  temporary_ = path_ = folder;
+  scratch_ = std::make_unique<ScratchFolder>(source.path + "'s " + tokenizer + " files");
+  path_ = scratch_->path();
   for (const auto& [name, content] : source.file->carried_files.items()) {
     if (name.rfind(prefix, 0) != 0) continue;
     const std::string file = name.substr(prefix.size());
@@ -208,13 +208,10 @@ TokenizerFolder::TokenizerFolder(const ModelSource& source, const std::string& t
       throw CorruptDataError(source.path + ": flashps.files entry \"" + name + "\" is not a file of " + prefix);
     std::string text = content.get<std::string>();
     if (text.rfind("base64:", 0) == 0) text = decode_carried_base64(text.substr(7), source.path + " (flashps.files: " + name + ")");
-    std::ofstream(fs::path(folder) / file, std::ios::binary) << text;
+    scratch_->write_file(file, text);
   }
 }
 
-TokenizerFolder::~TokenizerFolder() {
-  std::error_code ignored;
-  if (!temporary_.empty()) fs::remove_all(temporary_, ignored);
-}
+TokenizerFolder::~TokenizerFolder() = default;
 
 }  // namespace flashps

@@ -16,6 +16,8 @@
 
 namespace flashps {
 
+class ScratchFolder;
+
 // "vae", "text_encoder", "text_encoder_2": the flag that gives it ("--vae", ...).
 std::string component_flag(const std::string& component);
 // Whether the model can have `component` at all: given with its flag or held by the file.
@@ -52,7 +54,8 @@ class TokenizerFolder {
   const std::string& path() const { return path_; }
 
  private:
-  std::string path_, temporary_;
+  std::string path_;
+  std::unique_ptr<ScratchFolder> scratch_;  // the carried files, when they are used
 };
 
 }  // namespace flashps

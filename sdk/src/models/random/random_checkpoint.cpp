@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/files/scratch_folder.h"
 #include "core/diagnostics/error.h"
 #include "core/files/json_file.h"
 #include "models/clip/clip_text_model.h"
@@ -232,12 +233,12 @@ RandomModelFormat random_model_format(const std::string& name) {
 std::map<std::string, std::string> random_model_small_files(const RandomModelPreset& preset) {
   const RandomFluxModelSpec& spec = preset.spec;
   std::map<std::string, std::string> files;
-  char staging_template[] = "/tmp/flashps-tokenizer-XXXXXX";
-  const char* staging = ::mkdtemp(staging_template);
-  if (!staging) throw IoError("cannot create a temporary folder for the tokenizer files");
-  write_byte_level_clip_tokenizer(staging);  // random_text_encoders.h writes it as files: read them back
-  for (const char* name : {"vocab.json", "merges.txt"}) files[std::string("tokenizer/") + name] = read_small_file(fs::path(staging) / name);
-  fs::remove_all(staging);
+  {
+    const ScratchFolder staging("the random model's tokenizer files");
+    write_byte_level_clip_tokenizer(staging.path());  // random_text_encoders.h writes it as files: read them back
+    for (const char* name : {"vocab.json", "merges.txt"})
+      files[std::string("tokenizer/") + name] = read_small_file(fs::path(staging.path()) / name);
+  }
   files["vae/config.json"] = spec.vae_config.dump(2);
   files["scheduler/scheduler_config.json"] = spec.scheduler_config.dump(2);
   files["text_encoder/config.json"] = preset.clip_config.dump(2);
